@@ -1,0 +1,437 @@
+"""Build a collective's schedule for a topology, list what applies, and pick one.
+
+``build("all_gather", tpu_slice("v5e", "8x16"), "auto", axes="x")`` returns
+the schedule XLA would run on that axis (a chain: the short axis has no
+wraparound). On GPU systems ``"auto"`` does what NCCL's tuner does: it
+predicts every applicable algorithm's time with a cost model (ours, here) and
+picks the fastest for the given size.
+
+Introduced in the chapter *A first look*; every chapter uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import algorithms as A
+from .errors import CollectivesError, check_num_ranks
+from .schedule import Schedule, check_collective, concat, dual, embed
+from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
+
+ALGORITHM_NAMES = {
+    "all_gather": ("ring", "bidirectional_ring", "chain", "multi_axis", "sequential_axes",
+                   "recursive_doubling", "direct", "multicast", "hierarchical"),
+    "reduce_scatter": ("ring", "bidirectional_ring", "chain", "multi_axis", "sequential_axes",
+                       "recursive_halving", "direct", "sharp", "hierarchical"),
+    "all_reduce": ("ring", "bidirectional_ring", "chain", "multi_axis", "sequential_axes",
+                   "recursive_doubling", "rabenseifner", "tree", "direct", "sharp",
+                   "hierarchical"),
+    "all_to_all": ("ring", "bidirectional_ring", "chain", "direct", "hierarchical"),
+    "broadcast": ("binomial_tree", "chain", "direct", "multicast"),
+    "reduce": ("binomial_tree", "chain", "direct", "sharp"),
+    "send": ("direct", "multipath"),
+}
+
+DESCRIPTIONS = {
+    "ring": "unidirectional ring, N-1 steps per phase",
+    "bidirectional_ring": "ring using both directions of every link, about N/2 steps",
+    "chain": "line without wraparound, N-1 steps",
+    "multi_axis": "all axes at once: one part of the data per axis order",
+    "sequential_axes": "one mesh axis after another, the whole array each time",
+    "recursive_doubling": "log2(N) rounds of pairwise exchange (power-of-two N)",
+    "recursive_halving": "log2(N) rounds of pairwise exchange, halving (power-of-two N)",
+    "rabenseifner": "recursive halving reduce-scatter + recursive doubling all-gather",
+    "tree": "binomial tree reduce, then binomial tree broadcast",
+    "binomial_tree": "binomial tree, log2(N) rounds",
+    "direct": "every message straight to its destination, routed by the network",
+    "multicast": "the switch replicates data (NVLink SHARP multicast)",
+    "sharp": "in-network reduction in the switch (SHARP)",
+    "hierarchical": "InfiniBand rails between nodes + NVLink inside nodes, pipelined",
+    "multipath": "split over link-disjoint paths",
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The algorithm ``auto`` picked and why."""
+
+    algorithm: str
+    reason: str
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def _axis_kind(topo: Torus, axis: int) -> str:
+    if topo.dims[axis] <= 2 and topo.bidirectional:
+        return "chain" if topo.dims[axis] > 1 else "chain"
+    if topo.wraparound[axis]:
+        return "bidirectional_ring" if topo.bidirectional else "ring"
+    if not topo.bidirectional:
+        raise CollectivesError(
+            f"axis {topo.axis_names[axis]} of {topo!r} has one-way links and no "
+            f"wraparound: no collective can run on it"
+        )
+    return "chain"
+
+
+def _require_line_kind(topo: Torus, axis: int, algorithm: str) -> None:
+    size = topo.dims[axis]
+    name = topo.axis_names[axis]
+    if algorithm in ("ring", "bidirectional_ring") and size > 2 and not topo.wraparound[axis]:
+        raise CollectivesError(
+            f"{algorithm} needs a wraparound link on axis {name} (size {size}) of "
+            f"{topo!r}, which has none; use chain"
+        )
+    if algorithm == "bidirectional_ring" and not topo.bidirectional:
+        raise CollectivesError(f"bidirectional_ring needs links both ways; {topo!r} is one-way; use ring")
+    if algorithm == "chain" and not topo.bidirectional:
+        raise CollectivesError(f"chain needs links both ways; {topo!r} is one-way; use ring")
+
+
+def _agent_namer(topo: Topology, groups: np.ndarray) -> Callable[[int, str], str]:
+    if isinstance(topo, GpuCluster):
+        def name(g, local):
+            node = int(groups[g, 0]) // topo.gpus_per_node
+            return f"nvswitch{node}"
+        return name
+    return lambda g, local: local if groups.shape[0] == 1 else f"{local}{g}"
+
+
+def _groups(topo: Topology, axes) -> tuple[np.ndarray, tuple[int, ...], list[int]]:
+    if hasattr(topo, "axis_groups"):
+        axes_i = topo.resolve_axes(axes)
+        groups = topo.axis_groups(axes)
+        shape = tuple(topo.mesh_shape[a] for a in axes_i)
+        return groups, shape, axes_i
+    if axes is not None:
+        raise CollectivesError(f"{topo!r} has no named axes; leave axes out")
+    return np.arange(topo.num_ranks)[None, :], (topo.num_ranks,), [0]
+
+
+def _unsupported(collective, algorithm, topo, axes, applicable) -> CollectivesError:
+    where = f"{topo!r}" + (f" over axes {axes}" if axes is not None else "")
+    return CollectivesError(
+        f"algorithm {algorithm!r} does not apply to {collective} on {where}; "
+        f"applicable: {', '.join(applicable) if applicable else 'none'}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# local builders per collective
+# ---------------------------------------------------------------------------
+
+def _line_local(collective: str, algorithm: str, n: int, options: dict) -> Schedule:
+    """One-group schedules on a line/ring/switch of n ranks."""
+    ag_builders = {
+        "ring": A.ring_all_gather_local,
+        "bidirectional_ring": A.bidirectional_ring_all_gather_local,
+        "chain": A.chain_all_gather_local,
+        "recursive_doubling": A.recursive_doubling_all_gather_local,
+        "direct": A.direct_all_gather_local,
+    }
+    root = int(options.get("root", 0))
+    if collective in ("broadcast", "reduce") and not 0 <= root < n:
+        raise CollectivesError(f"root must be a rank 0..{n - 1}, got {root}")
+    if collective == "all_gather":
+        if algorithm == "multicast":
+            return A.multicast_all_gather_local(n)
+        return ag_builders[algorithm](n)
+    if collective == "reduce_scatter":
+        if algorithm == "sharp":
+            return A.sharp_reduce_scatter_local(n)
+        if algorithm == "direct":
+            return A.direct_reduce_scatter_local(n)
+        if algorithm == "recursive_halving":
+            return dual(A.recursive_doubling_all_gather_local(n), algorithm="recursive_halving")
+        return A.reduce_scatter_from(ag_builders[algorithm](n))
+    if collective == "all_reduce":
+        if algorithm == "recursive_doubling":
+            return A.recursive_doubling_all_reduce_local(n)
+        if algorithm == "rabenseifner":
+            return A.rabenseifner_all_reduce_local(n)
+        if algorithm == "tree":
+            return A.tree_all_reduce_local(n)
+        if algorithm == "sharp":
+            return A.sharp_all_reduce_local(n)
+        if algorithm == "direct":
+            return concat(A.direct_reduce_scatter_local(n), A.direct_all_gather_local(n),
+                          collective="all_reduce", algorithm="direct",
+                          description="direct reduce-scatter, then direct all-gather")
+        return A.all_reduce_from(ag_builders[algorithm](n))
+    if collective == "all_to_all":
+        matrix = options.get("matrix")
+        return {"ring": A.ring_all_to_all_local,
+                "bidirectional_ring": A.bidirectional_ring_all_to_all_local,
+                "chain": A.chain_all_to_all_local,
+                "direct": A.direct_all_to_all_local}[algorithm](n, matrix)
+    if collective == "broadcast":
+        if algorithm == "binomial_tree":
+            return A.binomial_broadcast_local(n, root)
+        if algorithm == "chain":
+            return A.chain_broadcast_local(n, root, int(options.get("chunks", 8)))
+        if algorithm == "direct":
+            return A.direct_broadcast_local(n, root)
+        return A.multicast_broadcast_local(n, root)
+    if collective == "reduce":
+        if algorithm == "binomial_tree":
+            return dual(A.binomial_broadcast_local(n, root))
+        if algorithm == "chain":
+            return dual(A.chain_broadcast_local(n, root, int(options.get("chunks", 8))))
+        if algorithm == "direct":
+            return A.direct_reduce_local(n, root)
+        return A.sharp_reduce_local(n, root)
+    raise CollectivesError(f"no builder for {collective} {algorithm}")  # pragma: no cover
+
+
+def _mesh_local(collective: str, algorithm: str, shape, kinds, options) -> Schedule:
+    multi = algorithm == "multi_axis"
+    ag = A.mesh_all_gather_local(shape, kinds, multi=multi)
+    if collective == "all_gather":
+        return ag
+    rs = dual(ag)
+    if collective == "reduce_scatter":
+        return rs
+    return A.all_reduce_from(ag, rs=rs, algorithm=ag.algorithm)
+
+
+# ---------------------------------------------------------------------------
+# what applies where
+# ---------------------------------------------------------------------------
+
+def _candidates(collective: str, topo: Topology, axes) -> dict[str, Callable[[dict], Schedule] | str]:
+    """name -> builder(options) for applicable algorithms, or a reason string."""
+    out: dict[str, Callable[[dict], Schedule] | str] = {}
+    if collective == "send":
+        return out
+    groups, shape, axes_i = _groups(topo, axes)
+    n = int(np.prod(shape))
+    pow2 = n >= 1 and n & (n - 1) == 0
+    namer = _agent_namer(topo, groups)
+
+    def emb(local_fn):
+        def make(options):
+            local = local_fn(options)
+            return embed(local, groups, topo.num_ranks, agent_name=namer)
+        return make
+
+    def line(alg):
+        return emb(lambda o, alg=alg: _line_local(collective, alg, n, o))
+
+    def routed_only(alg):
+        return line(alg)
+
+    names = ALGORITHM_NAMES[collective]
+    switch_like = isinstance(topo, Switch) or (isinstance(topo, GpuCluster) and axes_i == [1])
+    if isinstance(topo, Torus):
+        if len(axes_i) == 1:
+            axis = axes_i[0]
+            for alg in ("ring", "bidirectional_ring", "chain"):
+                if alg not in names:
+                    continue
+                try:
+                    _require_line_kind(topo, axis, alg)
+                    out[alg] = line(alg)
+                except CollectivesError as exc:
+                    out[alg] = str(exc)
+        else:
+            if collective in ("all_gather", "reduce_scatter", "all_reduce"):
+                try:
+                    kinds = [_axis_kind(topo, a) for a in axes_i]
+                    out["multi_axis"] = emb(lambda o: _mesh_local(collective, "multi_axis", shape, kinds, o))
+                    out["sequential_axes"] = emb(lambda o: _mesh_local(collective, "sequential_axes", shape, kinds, o))
+                except CollectivesError as exc:
+                    out["multi_axis"] = out["sequential_axes"] = str(exc)
+    elif isinstance(topo, GpuCluster) and axes_i == [0, 1]:
+        nodes, gpus = topo.num_nodes_, topo.gpus_per_node
+        if collective in ("all_gather", "reduce_scatter", "all_reduce"):
+            ag = lambda: A.multichannel_ring_all_gather_local(nodes, gpus)
+            if collective == "all_gather":
+                out["ring"] = emb(lambda o: ag())
+            elif collective == "reduce_scatter":
+                out["ring"] = emb(lambda o: dual(ag()))
+            else:
+                out["ring"] = emb(lambda o: A.all_reduce_from(ag()))
+            hag = lambda o: A.hierarchical_all_gather_local(nodes, gpus, intra=o.get("intra", "ring"))
+            if collective == "all_gather":
+                out["hierarchical"] = emb(hag)
+            elif collective == "reduce_scatter":
+                out["hierarchical"] = emb(lambda o: dual(hag(o)))
+            else:
+                out["hierarchical"] = emb(lambda o: A.all_reduce_from(hag(o)))
+        if collective == "all_to_all":
+            out["hierarchical"] = emb(lambda o: A.hierarchical_all_to_all_local(nodes, gpus))
+    else:
+        # logical rings over a switch, a fat tree or hosts: routed, not physical
+        for alg in ("ring", "bidirectional_ring"):
+            if alg in names and collective != "broadcast":
+                out[alg] = line(alg)
+        if "chain" in names:
+            out["chain"] = line("chain")
+    # algorithms that route through any network
+    if collective in ("all_gather",):
+        out["recursive_doubling"] = line("recursive_doubling") if pow2 else (
+            f"recursive_doubling needs a power-of-two number of ranks, got N = {n}")
+    if collective == "reduce_scatter":
+        out["recursive_halving"] = line("recursive_halving") if pow2 else (
+            f"recursive_halving needs a power-of-two number of ranks, got N = {n}")
+    if collective == "all_reduce":
+        for alg in ("recursive_doubling", "rabenseifner"):
+            out[alg] = line(alg) if pow2 else (
+                f"{alg} needs a power-of-two number of ranks, got N = {n}")
+        out["tree"] = line("tree")
+    if collective in ("broadcast", "reduce"):
+        out["binomial_tree"] = line("binomial_tree")
+        if isinstance(topo, Torus) and len(axes_i) == 1:
+            out["chain"] = line("chain")
+        elif not isinstance(topo, Torus):
+            out["chain"] = line("chain")
+    if collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast", "reduce"):
+        if isinstance(topo, Torus) and len(axes_i) > 1 and collective != "all_to_all":
+            out["direct"] = line("direct")
+        else:
+            out["direct"] = line("direct")
+    if switch_like:
+        if collective == "all_gather":
+            out["multicast"] = line("multicast")
+        if collective in ("reduce_scatter", "all_reduce", "reduce"):
+            out["sharp"] = line("sharp")
+        if collective == "broadcast":
+            out["multicast"] = line("multicast")
+    order = {name: i for i, name in enumerate(names)}
+    return dict(sorted(((k, v) for k, v in out.items() if k in order), key=lambda kv: order[kv[0]]))
+
+
+def algorithms(collective: str, topology: Topology, axes=None) -> list[str]:
+    """Names of the algorithms that apply to ``collective`` on ``topology``."""
+    collective = check_collective(collective)
+    if collective == "send":
+        return ["direct", "multipath"]
+    return [k for k, v in _candidates(collective, topology, axes).items() if callable(v)]
+
+
+def _tpu_choice(collective: str, topo: Torus, axes_i: list[int]) -> Choice:
+    if collective == "all_to_all":
+        if len(axes_i) == 1:
+            kind = _axis_kind(topo, axes_i[0])
+            return Choice(kind, f"{kind} on axis {topo.axis_names[axes_i[0]]} "
+                                f"({'wraparound' if topo.wraparound[axes_i[0]] else 'no wraparound'})")
+        return Choice("direct", "every chip sends straight to every other; the ICI routes "
+                                "the messages dimension by dimension")
+    if collective in ("broadcast", "reduce"):
+        return Choice("binomial_tree", "log2(N) rounds")
+    if len(axes_i) > 1:
+        return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
+                                    f"at once, keeping every ICI link busy")
+    kind = _axis_kind(topo, axes_i[0])
+    why = ("the axis has wraparound links, so it forms a ring" if kind != "chain"
+           else "the axis has no wraparound link, so it is a chain")
+    return Choice(kind, f"{kind}: {why}")
+
+
+def choose(collective: str, topology: Topology, size: int | None = None, axes=None,
+           **options) -> Choice:
+    """The algorithm ``auto`` picks, and why.
+
+    TPU tori: what XLA does (rings on axes with wraparound, chains without,
+    all axes at once). Switches and GPU clusters: like NCCL's tuner, the
+    applicable algorithm with the smallest predicted time for ``size`` bytes.
+    """
+    collective = check_collective(collective)
+    if collective == "send":
+        return Choice("multipath" if isinstance(topology, Torus) else "direct",
+                      "split over link-disjoint paths" if isinstance(topology, Torus) else "one route")
+    if isinstance(topology, Torus):
+        _, _, axes_i = _groups(topology, axes)
+        return _tpu_choice(collective, topology, axes_i)
+    from .simulate import simulate
+    size = 1 << 30 if size is None else size
+    cands = {k: v for k, v in _candidates(collective, topology, axes).items() if callable(v)}
+    # NCCL's menu: rings, trees, NVLS/SHARP, hierarchical; not the textbook extras
+    nccl_menu = {"ring", "tree", "sharp", "multicast", "hierarchical", "direct", "chain",
+                 "binomial_tree"}
+    if collective != "all_to_all":
+        cands = {k: v for k, v in cands.items() if k in nccl_menu and k != "direct"} or cands
+    times = {}
+    for name, make in cands.items():
+        sched = make(options)
+        times[name] = simulate(sched, topology, sched.round_size(size)).time
+    best = min(times, key=times.get)
+    listing = ", ".join(f"{k} {times[k]:.3g} s" for k in sorted(times, key=times.get))
+    return Choice(best, f"fastest predicted by the cost model for this size, as NCCL's "
+                        f"tuner does ({listing})")
+
+
+def build(collective: str, topology: Topology, algorithm: str = "auto", *, axes=None,
+          size: int | None = None, **options) -> Schedule:
+    """The schedule of ``collective`` on ``topology`` with ``algorithm``.
+
+    ``axes`` names the mesh axes the collective spans (``"x"``, ``("x", "y")``,
+    ``"node"``, ``"gpu"``); the other axes form independent groups that run at
+    the same time. Options: ``root`` (broadcast, reduce), ``chunks`` (pipelined
+    chain broadcast), ``matrix`` (all-to-all traffic matrix, bytes from origin
+    to destination), ``intra`` ("ring" or "direct" inside nodes), ``src``,
+    ``dst`` and ``paths`` (send: "disjoint", "shortest" or an int).
+    """
+    collective = check_collective(collective)
+    if collective == "send":
+        return build_send(topology, options.get("src", 0), options.get("dst", topology.num_ranks - 1),
+                          paths=options.get("paths", "disjoint" if algorithm in ("auto", "multipath") else "shortest"))
+    algorithm = str(algorithm).strip().lower().replace("-", "_")
+    if algorithm == "auto":
+        algorithm = choose(collective, topology, size, axes, **options).algorithm
+    cands = _candidates(collective, topology, axes)
+    applicable = [k for k, v in cands.items() if callable(v)]
+    if algorithm not in cands:
+        known = ALGORITHM_NAMES[collective]
+        if algorithm not in known and algorithm not in sum(map(list, ALGORITHM_NAMES.values()), []):
+            raise CollectivesError(
+                f"unknown algorithm {algorithm!r} for {collective}; known: {', '.join(known)}"
+            )
+        raise _unsupported(collective, algorithm, topology, axes, applicable)
+    make = cands[algorithm]
+    if isinstance(make, str):
+        raise CollectivesError(make + f" (applicable here: {', '.join(applicable)})")
+    return make(options)
+
+
+def build_send(topology: Topology, src, dst, *, paths="disjoint") -> Schedule:
+    """Point-to-point send of the whole array from ``src`` to ``dst``."""
+    def as_rank(x):
+        if hasattr(topology, "rank_of") and np.iterable(x):
+            return topology.rank_of(x)
+        x = int(x)
+        if not 0 <= x < topology.num_ranks:
+            raise CollectivesError(f"rank {x} is not an endpoint of {topology!r} (0..{topology.num_ranks - 1})")
+        return x
+    s, d = as_rank(src), as_rank(dst)
+    if s == d:
+        raise CollectivesError(f"send needs two different ranks, got {src} and {dst}")
+    if paths == "shortest" or paths == 1:
+        node_paths = []
+    else:
+        node_paths = topology.disjoint_paths(s, d)
+        if isinstance(paths, int) and not isinstance(paths, bool):
+            if paths < 1:
+                raise CollectivesError(f"paths must be >= 1, got {paths}")
+            node_paths = node_paths[:paths]
+        elif paths != "disjoint":
+            raise CollectivesError(f"paths must be 'disjoint', 'shortest' or a count, got {paths!r}")
+    return A.send_local(topology.num_ranks, s, d, node_paths)
+
+
+def estimate(topology: Topology, collective: str, size: int, algorithm: str = "auto", *,
+             axes=None, overhead: float = 0.0, placement=None, **options):
+    """Build and simulate in one call; returns ``(result, choice)``."""
+    from .simulate import simulate
+    collective = check_collective(collective)
+    if algorithm == "auto":
+        choice = choose(collective, topology, size, axes, **options)
+    else:
+        choice = Choice(algorithm, "chosen by the caller")
+    sched = build(collective, topology, choice.algorithm, axes=axes, size=size, **options)
+    return simulate(sched, topology, size, overhead=overhead, placement=placement), choice

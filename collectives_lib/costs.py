@@ -1,0 +1,250 @@
+"""Closed-form costs: the alpha-beta model and the throughput-bound formulas.
+
+Notation (the book's notation page): ``n`` ranks, ``V`` bytes (the whole array:
+gathered for all-gather, per rank unreduced for reduce-scatter and all-reduce,
+total for all-to-all), ``W`` one-way bandwidth of one link in bytes/s,
+``alpha`` the latency paid once per step (a per-hop latency for neighbour
+algorithms). Every formula here is derived for the schedules in
+:mod:`collectives_lib.algorithms`, and the tests hold the simulator to them.
+
+The Scaling Book writes the same results with the bidirectional bandwidth
+``W_bidi = 2 W``: an all-gather over a ring axis costs ``V / W_bidi``, over
+``k`` axes at once ``V / (k W_bidi)``.
+
+Introduced in the chapter *Moving bytes*.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import CollectivesError, check_num_ranks
+
+
+def _log2(n: int) -> int:
+    if n & (n - 1):
+        raise CollectivesError(f"this formula needs a power-of-two N, got {n}")
+    return n.bit_length() - 1
+
+
+def alpha_beta(nbytes: float, bandwidth: float, alpha: float = 0.0) -> float:
+    """One message: ``alpha + nbytes / bandwidth`` (beta = 1 / bandwidth)."""
+    return alpha + nbytes / bandwidth
+
+
+def crossover_size(alpha: float, bandwidth: float, steps: int = 1) -> float:
+    """Message size where latency and bandwidth terms are equal: ``alpha * W`` per step.
+
+    Below it a transfer is latency-bound, above it bandwidth-bound. One v5e ICI
+    link (45 GB/s) with 1 us per hop moves 45 KB in that microsecond.
+    """
+    return alpha * bandwidth * steps
+
+
+# -- all-gather / reduce-scatter -------------------------------------------------
+
+def ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Unidirectional ring: ``(n-1) (alpha + V / (n W))``."""
+    n = check_num_ranks(n)
+    return (n - 1) * (alpha + V / (n * W))
+
+
+def bidirectional_ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Bidirectional ring: ``ceil((n-1)/2) (alpha + V / (n W))``, about ``V / (2W)``."""
+    n = check_num_ranks(n)
+    return math.ceil((n - 1) / 2) * (alpha + V / (n * W))
+
+
+def chain_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Chain (no wraparound): ``(n-1) (alpha + V / (n W))``, about twice the bidirectional ring."""
+    return ring_all_gather(n, V, W, alpha)
+
+
+def recursive_doubling_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """On a non-blocking switch: ``log2(n) alpha + (n-1)/n V / W``."""
+    n = check_num_ranks(n)
+    return _log2(n) * alpha + (n - 1) / n * V / W
+
+
+def direct_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Over a switch, every rank's uplink carries its block n-1 times: ``alpha + (n-1)/n V/W``."""
+    n = check_num_ranks(n)
+    return alpha + (n - 1) / n * V / W
+
+
+def multicast_all_gather(n: int, V: float, W: float) -> float:
+    """Switch multicast (NVLS) with stages overlapped: every GPU's downlink gets
+    all n blocks, its own included: ``V / W`` (the 1/n of it is wasted)."""
+    return V / W
+
+
+def mesh_all_gather(dims, V: float, W: float, alpha: float = 0.0, *,
+                    wraparound: bool = True, multi: bool = True) -> float:
+    """All-gather over all axes of a square ``n x n (x n)`` torus or mesh.
+
+    ``multi=True``: the data is cut in D parts, part j goes round the axes in
+    rotated order, all at once; phase p moves blocks ``n**p`` times larger, so
+    ``T = sum_p h (alpha + n**p V / (D N W))`` with ``h`` the steps of one axis
+    (``ceil((n-1)/2)`` with wraparound, ``n-1`` without) and ``N = n**D``.
+    ``multi=False`` sends the whole array one axis at a time (D = 1 above,
+    phase after phase). About ``V / (2 D W)`` with wraparound: twice as fast
+    with two axes as with one.
+    """
+    dims = tuple(dims)
+    if len(set(dims)) != 1:
+        raise CollectivesError(f"the closed form is for equal axes, got {dims}")
+    n, D = dims[0], len(dims)
+    N = n ** D
+    h = math.ceil((n - 1) / 2) if wraparound else n - 1
+    parts = D if multi else 1
+    return sum(h * (alpha + n ** p * V / (parts * N * W)) for p in range(D))
+
+
+def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
+    """The Scaling Book's throughput-bound form: ``V / (axes * W_bidi)``."""
+    return V / (axes * W_bidi)
+
+
+# duals
+ring_reduce_scatter = ring_all_gather
+bidirectional_ring_reduce_scatter = bidirectional_ring_all_gather
+chain_reduce_scatter = chain_all_gather
+
+
+# -- all-reduce --------------------------------------------------------------------
+
+def ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Reduce-scatter then all-gather on a unidirectional ring: ``2 (n-1) (alpha + V/(nW))``."""
+    return 2 * ring_all_gather(n, V, W, alpha)
+
+
+def bidirectional_ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    return 2 * bidirectional_ring_all_gather(n, V, W, alpha)
+
+
+def ring_all_reduce_bytes_per_rank(n: int, V: float) -> float:
+    """Bytes each rank sends in a ring all-reduce: ``2 (n-1)/n V`` (never quite 2V)."""
+    n = check_num_ranks(n)
+    return 2 * (n - 1) / n * V
+
+
+def naive_all_reduce_bytes_per_rank(n: int, V: float) -> float:
+    """Every rank sends its whole array to every other: ``(n-1) V``."""
+    n = check_num_ranks(n)
+    return (n - 1) * V
+
+
+def recursive_doubling_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """``log2(n) (alpha + V / W)``: few steps, but the whole array every step."""
+    return _log2(check_num_ranks(n)) * (alpha + V / W)
+
+
+def rabenseifner_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """``2 log2(n) alpha + 2 (n-1)/n V / W``: tree latency, ring bandwidth."""
+    n = check_num_ranks(n)
+    return 2 * _log2(n) * alpha + 2 * (n - 1) / n * V / W
+
+
+def tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Binomial reduce then broadcast, whole array per round: ``2 ceil(log2 n) (alpha + V/W)``."""
+    n = check_num_ranks(n)
+    return 2 * math.ceil(math.log2(n)) * (alpha + V / W) if n > 1 else 0.0
+
+
+def sharp_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """In-network reduction, up and down streams overlapped: ``alpha + V / W``."""
+    return alpha + V / W
+
+
+def sharp_speedup(n: int) -> float:
+    """Ideal SHARP speed-up over the ring all-reduce: ``2 (n-1) / n`` (1.75 at n = 8)."""
+    n = check_num_ranks(n)
+    return 2 * (n - 1) / n
+
+
+def reduction_depth(n: int, fan_in: int = 2) -> int:
+    """Rounds needed to combine n values when a step combines ``fan_in`` of them:
+    ``ceil(log_k n)``. Pairwise, 16 values need 4 rounds."""
+    n = check_num_ranks(n)
+    if fan_in < 2:
+        raise CollectivesError(f"fan_in must be >= 2, got {fan_in}")
+    depth, reach = 0, 1
+    while reach < n:
+        reach *= fan_in
+        depth += 1
+    return depth
+
+
+# -- all-to-all ----------------------------------------------------------------------
+
+def bidirectional_ring_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Each block takes the short way; the opposite one (even n) splits.
+
+    ``T = floor(n/2) alpha + V/(n^2 W) (m(m+1)/2 + [n even] n/4)`` with
+    ``m = floor((n-1)/2)``; exactly ``V / (8W)`` for even n, a quarter of the
+    bidirectional all-gather's ``V / (2W)``.
+    """
+    n = check_num_ranks(n)
+    m = (n - 1) // 2
+    blocks = m * (m + 1) / 2 + (n / 4 if n % 2 == 0 else 0)
+    if n == 2:  # both directions of a 2-ring are the same link
+        blocks = 1
+    return (n // 2) * alpha + blocks * V / (n * n * W)
+
+
+def ring_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """One way round: ``(n-1) alpha + (n-1)/(2n) V / W``."""
+    n = check_num_ranks(n)
+    return (n - 1) * alpha + (n - 1) / (2 * n) * V / W
+
+
+def chain_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Distance-k exchanges on a line; the middle link limits: about ``V / (4W)``.
+
+    ``T = sum_k (k alpha + min(k, n-k) V / (n^2 W))`` for k = 1..n-1.
+    """
+    n = check_num_ranks(n)
+    return sum(k * alpha + min(k, n - k) * V / (n * n * W) for k in range(1, n))
+
+
+def direct_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Over a switch: each uplink carries ``(n-1)/n`` of the rank's ``V/n``."""
+    n = check_num_ranks(n)
+    return alpha + (n - 1) * V / (n * n * W)
+
+
+# -- hierarchical --------------------------------------------------------------------
+
+def hierarchical_all_gather(nodes: int, gpus: int, V: float, W_nic: float, W_nvlink: float,
+                            overlap: bool = True) -> float:
+    """Rails across nodes, then NVLink inside: stage times
+    ``(M-1)/M * V / (G W_nic)`` and ``(G-1)/G * V / W_nvlink``; with the stages
+    pipelined the slower one sets the time, else their sum."""
+    ib = (nodes - 1) / nodes * V / (gpus * W_nic)
+    nvl = (gpus - 1) / gpus * V / W_nvlink
+    return max(ib, nvl) if overlap else ib + nvl
+
+
+def fat_tree_ring_all_gather(nodes: int, V: float, node_bandwidth: float) -> float:
+    """First-order model: one ring over all nodes of a full fat tree,
+    ``(M-1)/M * V / node_bandwidth`` (each node injects at, say, 400 GB/s)."""
+    return (nodes - 1) / nodes * V / node_bandwidth
+
+
+# -- scaling ---------------------------------------------------------------------------
+
+def amdahl_step(compute: float, sync: float, speedup: float) -> float:
+    """Step time when only compute gets ``speedup`` times faster."""
+    return compute / speedup + sync
+
+
+def network_ridge_point(peak_flops: float, fabric_bandwidth: float) -> float:
+    """FLOPs per byte moved over the fabric needed to stay compute-bound."""
+    return peak_flops / fabric_bandwidth
+
+
+def max_order_statistic_quantile(n: int, median: bool = True) -> float:
+    """The quantile q where the slowest of n i.i.d. draws sits at its median:
+    ``P(max <= x) = F(x)^n = 1/2``, so ``F(x) = 2^(-1/n)``. 8 chips: 0.917."""
+    n = check_num_ranks(n)
+    return 0.5 ** (1.0 / n)

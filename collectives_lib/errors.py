@@ -1,0 +1,48 @@
+"""Errors the library raises for bad input.
+
+Every user-facing error is a :class:`CollectivesError` (a ``ValueError``), and its
+message names the offending value and what is allowed, so the command line and
+the notebook widgets can show it as one line.
+"""
+
+from __future__ import annotations
+
+
+class CollectivesError(ValueError):
+    """Bad input: the message says which value is wrong and what is allowed."""
+
+
+class ScheduleError(CollectivesError):
+    """A schedule is malformed or does not compute its collective.
+
+    The message names the step, the rank and the chunk at fault.
+    """
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise :class:`CollectivesError` with ``message`` unless ``condition``."""
+    if not condition:
+        raise CollectivesError(message)
+
+
+def check_num_ranks(n: int, *, what: str = "number of ranks N") -> int:
+    """Return ``n`` as an int if it is a whole number >= 1, else raise."""
+    if isinstance(n, bool) or not isinstance(n, (int,)) and not (
+        hasattr(n, "__index__")
+    ):
+        raise CollectivesError(f"{what} must be a whole number >= 1, got {n!r}")
+    n = int(n)
+    if n < 1:
+        raise CollectivesError(f"{what} must be >= 1, got {n}")
+    return n
+
+
+def check_power_of_two(n: int, algorithm: str) -> None:
+    """Raise unless ``n`` is a power of two (recursive doubling and friends)."""
+    if n < 1 or n & (n - 1):
+        lower = 1 << (n.bit_length() - 1)
+        upper = lower << 1
+        raise CollectivesError(
+            f"{algorithm} needs a power-of-two number of ranks, got N = {n}; "
+            f"use N = {lower} or {upper}, or a ring algorithm"
+        )

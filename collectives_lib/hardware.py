@@ -1,0 +1,455 @@
+"""Every hardware figure the book uses, each with its source.
+
+This is the only module that holds hardware numbers. Topology presets, the
+simulator's defaults and every chapter read them from here, so a figure is
+changed in one place and the book follows.
+
+Bandwidths are bytes per second and **one-way** (per direction) unless a name
+says ``bidirectional``; latencies are seconds; compute is FLOP/s (dense).
+
+Where sources disagree we follow the Scaling Book (Austin et al., *How to Scale
+Your Model*), as the seed post does, and record the disagreement in ``note``.
+
+Introduced in the chapter *Moving bytes* and used throughout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from .errors import CollectivesError
+
+# ---------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------
+
+SOURCES: dict[str, tuple[str, str]] = {
+    "scaling-book": (
+        "J. Austin et al., How to Scale Your Model (the Scaling Book), part 2: "
+        "How to Think About TPUs, tables of TPU specifications and interconnect",
+        "https://jax-ml.github.io/scaling-book/tpus/",
+    ),
+    "gcp-v5e": ("Google Cloud, TPU v5e system architecture",
+                "https://cloud.google.com/tpu/docs/v5e"),
+    "gcp-v5p": ("Google Cloud, TPU v5p system architecture",
+                "https://cloud.google.com/tpu/docs/v5p"),
+    "gcp-v6e": ("Google Cloud, TPU v6e (Trillium) system architecture",
+                "https://cloud.google.com/tpu/docs/v6e"),
+    "gcp-tpu7x": ("Google Cloud, TPU7x (Ironwood) system architecture",
+                  "https://cloud.google.com/tpu/docs/tpu7x"),
+    "gcp-v4": ("Google Cloud, TPU v4 system architecture",
+               "https://cloud.google.com/tpu/docs/v4"),
+    "gcp-arch": ("Google Cloud, TPU system architecture (v2 and v3 pods)",
+                 "https://cloud.google.com/tpu/docs/system-architecture-tpu-vm"),
+    "seed-post": ("Seed post: TPU and GPU cluster topologies and collectives "
+                  "(the book's source material)", ""),
+    "seed-lesson": ("Seed lesson: the interconnect ladder and the ring all-reduce "
+                    "(the book's source material)", ""),
+    "seed-thread": ("Seed thread: the communication hierarchy, stragglers and "
+                    "reduction depth (the book's source material)", ""),
+    "nv-h100": ("NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
+                "https://www.nvidia.com/en-us/data-center/h100/"),
+    "nv-a100": ("NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)",
+                "https://www.nvidia.com/en-us/data-center/a100/"),
+    "nv-b200": ("NVIDIA DGX B200 datasheet",
+                "https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+    "nv-gb200": ("NVIDIA GB200 NVL72 specifications",
+                 "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"),
+    "nv-nvlink": ("NVIDIA NVLink and NVLink Switch overview (NVLink generations)",
+                  "https://www.nvidia.com/en-us/data-center/nvlink/"),
+    "nv-rubin": ("NVIDIA Vera Rubin NVL144 / NVLink 6 announcement (3.6 TB/s per GPU)",
+                 "https://nvidianews.nvidia.com/"),
+    "nv-dgx-h100": ("NVIDIA DGX H100 user guide: hardware overview (8x ConnectX-7 "
+                    "400 Gb/s compute ports, 4 NVSwitch chips)",
+                    "https://docs.nvidia.com/dgx/dgxh100-user-guide/"),
+    "nv-superpod": ("NVIDIA DGX SuperPOD reference architecture with DGX H100 "
+                    "(Scalable Units of 32 nodes, rail-optimised full fat tree)",
+                    "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/"),
+    "nv-dgx-gb200": ("NVIDIA DGX GB200 user guide: compute tray with four "
+                     "ConnectX-7 400 Gb/s ports for four GPUs",
+                     "https://docs.nvidia.com/dgx/dgxgb200-user-guide/"),
+    "hotchips-nvswitch": ("A. Ishii and R. Wells, The NVLink-Network Switch: "
+                          "NVIDIA's Switch Chip for High Communication-Bandwidth "
+                          "SuperPODs, Hot Chips 34 (2022): SHARP 400 GFLOP/s FP32",
+                          "https://hc34.hotchips.org/"),
+    "nccl-tuning": ("NCCL source, src/graph/tuning.cc: per-step hardware latency "
+                    "table hwLat (NVLink ring LL 0.6 us; network ring LL 2.7 us)",
+                    "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"),
+    "nccl-tests-212": ("NVIDIA/nccl-tests issue 212, answer by S. Jeaugey (NCCL "
+                       "lead): ~370 GB/s effective NVLink busbw on H100, ~480 GB/s "
+                       "all-reduce busbw with NVLink SHARP (algbw ~275 GB/s)",
+                       "https://github.com/NVIDIA/nccl-tests/issues/212"),
+    "nccl-1442": ("NVIDIA/nccl issue 1442: 370 GB/s per direction app-level "
+                  "bandwidth; NVLink SHARP gives about 30% on all-reduce",
+                  "https://github.com/NVIDIA/nccl/issues/1442"),
+    "pcie5": ("PCI-SIG, PCI Express 5.0: 32 GT/s per lane, about 63 GB/s per "
+              "direction for x16", "https://pcisig.com/specifications"),
+    "ib-ndr": ("NVIDIA ConnectX-7 / Quantum-2 NDR InfiniBand: 400 Gb/s per port",
+               "https://www.nvidia.com/en-us/networking/infiniband/"),
+    "ib-xdr": ("NVIDIA Quantum-X800 / ConnectX-8 XDR InfiniBand: 800 Gb/s per port",
+               "https://www.nvidia.com/en-us/networking/products/infiniband/quantum-x800/"),
+    "nv-b200-d2d": ("NVIDIA Blackwell architecture: 10 TB/s NV-HBI die-to-die link",
+                    "https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/"),
+    "mpich": ("MPICH (https://www.mpich.org), used by the 'Measure it yourself' chapter", "https://www.mpich.org"),
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One sourced hardware figure."""
+
+    value: float
+    unit: str
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise CollectivesError(f"unknown source key {self.source!r}")
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _f(value: float, unit: str, source: str, note: str = "") -> Figure:
+    return Figure(value, unit, source, note)
+
+
+# ---------------------------------------------------------------------------
+# TPUs
+# ---------------------------------------------------------------------------
+
+ICI_HOP_LATENCY = _f(1e-6, "s", "scaling-book",
+                     "about 1 us per ICI hop (the Scaling Book's worked example; "
+                     "the seed post uses the same figure)")
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    """A TPU generation: its torus, its pod and its chip."""
+
+    name: str
+    torus_dims: int                    # 2 (four neighbours) or 3 (six neighbours)
+    pod_shape: tuple[int, ...] | None  # None: the pod is reconfigured from cubes
+    pod_chips: int
+    host_shape: tuple[int, ...]        # chips served by one CPU host over PCIe
+    wrap_rule: str                     # "axis-16" or "cube-4"
+    ici_bandwidth: Figure | None       # one-way, per link
+    hbm_bandwidth: Figure | None
+    hbm_capacity: Figure | None
+    peak_flops_bf16: Figure | None
+    pcie_bandwidth: Figure | None      # per chip, one-way
+    dcn_bandwidth: Figure | None       # per chip egress
+    ici_latency: Figure = ICI_HOP_LATENCY
+    notes: str = ""
+
+    @property
+    def ici_bidirectional(self) -> float:
+        """Bytes per second one link carries counting both directions (2W)."""
+        return 2.0 * float(self.ici_bandwidth)
+
+    def allowed_dims(self) -> str:
+        if self.wrap_rule == "axis-16":
+            return "each axis one of 1, 2, 4, 8, 16"
+        return "each axis 1, 2 or a multiple of 4"
+
+
+TPU_GENERATIONS: dict[str, TpuGeneration] = {
+    "v2": TpuGeneration(
+        name="v2", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
+        host_shape=(2, 2), wrap_rule="axis-16",
+        ici_bandwidth=None, hbm_bandwidth=None, hbm_capacity=None,
+        peak_flops_bf16=None, pcie_bandwidth=None, dcn_bandwidth=None,
+        notes="listed for its 2D torus only (gcp-arch); no figures used",
+    ),
+    "v3": TpuGeneration(
+        name="v3", torus_dims=2, pod_shape=(32, 32), pod_chips=1024,
+        host_shape=(4, 2), wrap_rule="axis-16",
+        ici_bandwidth=_f(1e11, "B/s", "scaling-book"),
+        hbm_bandwidth=_f(9.0e11, "B/s", "scaling-book"),
+        hbm_capacity=_f(32e9, "B", "scaling-book"),
+        peak_flops_bf16=_f(1.4e14, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=None, dcn_bandwidth=None,
+    ),
+    "v4": TpuGeneration(
+        name="v4", torus_dims=3, pod_shape=(16, 16, 16), pod_chips=4096,
+        host_shape=(2, 2, 1), wrap_rule="cube-4",
+        ici_bandwidth=_f(4.5e10, "B/s", "scaling-book"),
+        hbm_bandwidth=_f(1.2e12, "B/s", "scaling-book"),
+        hbm_capacity=_f(32e9, "B", "scaling-book"),
+        peak_flops_bf16=_f(2.75e14, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book"),
+        dcn_bandwidth=_f(6.25e9, "B/s", "scaling-book"),
+    ),
+    "v5p": TpuGeneration(
+        name="v5p", torus_dims=3, pod_shape=(16, 20, 28), pod_chips=8960,
+        host_shape=(2, 2, 1), wrap_rule="cube-4",
+        ici_bandwidth=_f(9e10, "B/s", "scaling-book",
+                         "Google's page gives 1200 GB/s bidirectional per chip over "
+                         "6 links (1e11 one-way); we keep the Scaling Book's 9e10"),
+        hbm_bandwidth=_f(2.8e12, "B/s", "scaling-book",
+                         "Google's page gives 2765 GB/s"),
+        hbm_capacity=_f(96e9, "B", "scaling-book"),
+        peak_flops_bf16=_f(4.59e14, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book"),
+        dcn_bandwidth=_f(6.25e9, "B/s", "scaling-book",
+                         "Google's page: 50 Gb/s per chip, the same figure"),
+        notes="Google schedules single slices up to 16x16x24 (6144 chips); the "
+              "pod holds 16x20x28 = 8960 chips",
+    ),
+    "v5e": TpuGeneration(
+        name="v5e", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
+        host_shape=(2, 4), wrap_rule="axis-16",
+        ici_bandwidth=_f(4.5e10, "B/s", "scaling-book",
+                         "the seed post quotes the same 45 GB/s; Google's page "
+                         "gives 400 GB/s bidirectional per chip over 4 ports, "
+                         "i.e. 5e10 one-way, which a later Scaling Book revision "
+                         "also uses"),
+        hbm_bandwidth=_f(8.1e11, "B/s", "scaling-book"),
+        hbm_capacity=_f(16e9, "B", "scaling-book", "Google: 16 GB"),
+        peak_flops_bf16=_f(1.97e14, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book",
+                          "older Scaling Book revision: 1.5e10"),
+        dcn_bandwidth=_f(3.125e9, "B/s", "scaling-book",
+                         "Google: 2 x 100 Gb/s NICs per 8-chip host"),
+        notes="one CPU host per 2x4 block of chips (the Scaling Book writes 4x2)",
+    ),
+    "v6e": TpuGeneration(
+        name="v6e", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
+        host_shape=(2, 4), wrap_rule="axis-16",
+        ici_bandwidth=_f(9e10, "B/s", "scaling-book"),
+        hbm_bandwidth=_f(1.6e12, "B/s", "scaling-book"),
+        hbm_capacity=_f(32e9, "B", "scaling-book"),
+        peak_flops_bf16=_f(9.2e14, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=_f(3.2e10, "B/s", "scaling-book"),
+        dcn_bandwidth=_f(1.25e10, "B/s", "scaling-book"),
+    ),
+    "7x": TpuGeneration(
+        name="7x", torus_dims=3, pod_shape=None, pod_chips=9216,
+        host_shape=(2, 2, 1), wrap_rule="cube-4",
+        ici_bandwidth=_f(9e10, "B/s", "scaling-book"),
+        hbm_bandwidth=_f(7.4e12, "B/s", "scaling-book"),
+        hbm_capacity=_f(192e9, "B", "scaling-book"),
+        peak_flops_bf16=_f(2.30e15, "FLOP/s", "scaling-book"),
+        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book",
+                          "the Scaling Book gives no TPU7x PCIe figure; we use its "
+                          "generic 1.6e10 per chip"),
+        dcn_bandwidth=_f(1.25e10, "B/s", "scaling-book"),
+        notes="Ironwood: 9216 chips per pod, built from 4x4x4 cubes joined by "
+              "optical circuit switches, so slices take many 3D shapes",
+    ),
+}
+TPU_GENERATIONS["v4p"] = TPU_GENERATIONS["v4"]
+TPU_GENERATIONS["tpu7x"] = TPU_GENERATIONS["7x"]
+TPU_GENERATIONS["ironwood"] = TPU_GENERATIONS["7x"]
+
+TPU_PRESET_GENERATIONS = ("v4", "v5e", "v5p", "v6e", "7x")
+
+
+def tpu(generation: str) -> TpuGeneration:
+    """Look up a TPU generation by name (``"v5e"``, ``"v5p"``, ``"7x"``...)."""
+    key = str(generation).lower().removeprefix("tpu-").removeprefix("tpu")
+    key = key.removeprefix("-")
+    if key not in TPU_GENERATIONS:
+        raise CollectivesError(
+            f"unknown TPU generation {generation!r}; known: "
+            + ", ".join(sorted(set(g.name for g in TPU_GENERATIONS.values())))
+        )
+    return TPU_GENERATIONS[key]
+
+
+# ---------------------------------------------------------------------------
+# NVIDIA GPUs and systems
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GpuSystem:
+    """An NVIDIA scale-up domain (a node or a rack) and its scale-out NICs."""
+
+    name: str
+    gpu: str
+    gpus_per_node: int
+    nvlink_bandwidth: Figure            # per GPU, one way, into the NVSwitch fabric
+    nvlink_latency: Figure              # per link (GPU->switch or switch->GPU)
+    nic_bandwidth: Figure               # per GPU, one way (one NIC per GPU)
+    nic_latency: Figure                 # per link of the InfiniBand fabric
+    rails: int                          # NIC rails (GPU g uses rail g % rails)
+    hbm_bandwidth: Figure
+    hbm_capacity: Figure
+    peak_flops_bf16: Figure
+    nvswitch_reduce_flops: Figure | None  # SHARP throughput of the node's switches
+    nvswitch_chips: int = 1
+    nodes_per_su: int = 32
+    notes: str = ""
+
+    @property
+    def nvlink_bidirectional(self) -> float:
+        return 2.0 * float(self.nvlink_bandwidth)
+
+    @property
+    def node_injection(self) -> float:
+        """One-way InfiniBand bandwidth of one node (all its NICs)."""
+        return self.gpus_per_node * float(self.nic_bandwidth)
+
+
+_NVLINK_STEP = _f(0.3e-6, "s", "nccl-tuning",
+                  "NCCL's model charges 0.6 us per ring step over NVLink (LL "
+                  "protocol); we split it over the two links GPU->NVSwitch->GPU")
+_IB_LINK = _f(0.675e-6, "s", "nccl-tuning",
+              "NCCL's model charges 2.7 us per ring step over the network (LL "
+              "protocol); we split it over the four links of a path through a "
+              "spine, GPU->leaf->spine->leaf->GPU")
+
+GPU_SYSTEMS: dict[str, GpuSystem] = {
+    "dgx-h100": GpuSystem(
+        name="dgx-h100", gpu="H100 SXM", gpus_per_node=8,
+        nvlink_bandwidth=_f(450e9, "B/s", "nv-h100",
+                            "NVLink 4: 900 GB/s bidirectional per GPU"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-dgx-h100",
+                         "one ConnectX-7 400 Gb/s NDR port per GPU"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(3.35e12, "B/s", "nv-h100"),
+        hbm_capacity=_f(80e9, "B", "nv-h100"),
+        peak_flops_bf16=_f(989e12, "FLOP/s", "nv-h100", "dense"),
+        nvswitch_reduce_flops=_f(4 * 400e9, "FLOP/s", "hotchips-nvswitch",
+                                 "400 GFLOP/s FP32 per NVSwitch chip, 4 chips per "
+                                 "DGX H100 node"),
+        nvswitch_chips=4,
+    ),
+    "dgx-b200": GpuSystem(
+        name="dgx-b200", gpu="B200", gpus_per_node=8,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-b200",
+                            "NVLink 5: 1.8 TB/s bidirectional per GPU"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-b200",
+                         "8 ConnectX-7 400 Gb/s ports, one per GPU"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-b200"),
+        hbm_capacity=_f(180e9, "B", "nv-b200"),
+        peak_flops_bf16=_f(2.25e15, "FLOP/s", "nv-b200",
+                           "72 PFLOPS FP8 training per 8 GPUs is sparse; dense BF16 "
+                           "is a quarter of that per GPU"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=2,
+    ),
+    "gb200-nvl72": GpuSystem(
+        name="gb200-nvl72", gpu="GB200 (Blackwell)", gpus_per_node=72,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-gb200",
+                            "NVLink 5: 1.8 TB/s bidirectional per GPU, 130 TB/s "
+                            "for the rack"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-dgx-gb200",
+                         "one ConnectX-7 400 Gb/s port per GPU"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-gb200"),
+        hbm_capacity=_f(186e9, "B", "nv-gb200"),
+        peak_flops_bf16=_f(2.5e15, "FLOP/s", "nv-gb200",
+                           "360 PFLOPS sparse BF16 per 72 GPUs, halved for dense"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=18,
+        nodes_per_su=8,
+        notes="the rack is the scale-up domain (72 GPUs); we group its NICs into "
+              "8 rails as in the 8-GPU designs, an assumption of this model",
+    ),
+}
+
+
+def gpu_system(name: str) -> GpuSystem:
+    key = str(name).lower()
+    if key not in GPU_SYSTEMS:
+        raise CollectivesError(
+            f"unknown GPU system {name!r}; known: {', '.join(GPU_SYSTEMS)}"
+        )
+    return GPU_SYSTEMS[key]
+
+
+# ---------------------------------------------------------------------------
+# The interconnect ladder (one-way figures unless noted)
+# ---------------------------------------------------------------------------
+
+NVLINK_GENERATIONS: dict[str, Figure] = {
+    # bidirectional per GPU, as the seed lesson and NVIDIA quote them
+    "A100 (NVLink 3)": _f(600e9, "B/s bidirectional", "nv-a100"),
+    "H100 (NVLink 4)": _f(900e9, "B/s bidirectional", "nv-h100"),
+    "Blackwell (NVLink 5)": _f(1.8e12, "B/s bidirectional", "nv-nvlink"),
+    "Rubin (NVLink 6)": _f(3.6e12, "B/s bidirectional", "nv-rubin",
+                           "the seed thread: NVLink 6 doubles NVLink 5"),
+}
+
+LADDER: dict[str, Figure] = {
+    # name -> bandwidth between two endpoints of that tier, one way
+    "on-die (between compute units)": _f(
+        2e13, "B/s", "seed-thread",
+        "the thread says 'tens of TB/s'; 20 TB/s stands for that order of "
+        "magnitude (the Scaling Book puts TPU VMEM->MXU at about 22x HBM, "
+        "1.8e13 B/s on v5e)"),
+    "die-to-die (Blackwell NV-HBI)": _f(1e13, "B/s", "nv-b200-d2d"),
+    "HBM (B200)": _f(8e12, "B/s", "nv-b200"),
+    "HBM (H100)": _f(3.35e12, "B/s", "nv-h100"),
+    "NVLink 5 (per GPU, one way)": _f(900e9, "B/s", "nv-nvlink"),
+    "NVLink 4 (per GPU, one way)": _f(450e9, "B/s", "nv-h100"),
+    "ICI (TPU v5e, per link, one way)": TPU_GENERATIONS["v5e"].ici_bandwidth,
+    "PCIe Gen5 x16 (one way)": _f(64e9, "B/s", "pcie5",
+                                  "the seed lesson's 'about 64 GB/s each way'"),
+    "InfiniBand XDR (800 Gb/s NIC)": _f(100e9, "B/s", "ib-xdr"),
+    "InfiniBand NDR (400 Gb/s NIC)": _f(50e9, "B/s", "ib-ndr"),
+    "PCIe (TPU v5e host link)": TPU_GENERATIONS["v5e"].pcie_bandwidth,
+    "DCN (TPU v5e, per chip)": TPU_GENERATIONS["v5e"].dcn_bandwidth,
+}
+
+# Tiers of the seed thread's hierarchy for one GPU generation (Blackwell), in order.
+BLACKWELL_HIERARCHY: tuple[tuple[str, str], ...] = (
+    ("same die", "on-die (between compute units)"),
+    ("same package", "die-to-die (Blackwell NV-HBI)"),
+    ("same rack (NVLink 5)", "NVLink 5 (per GPU, one way)"),
+    ("different racks (InfiniBand XDR)", "InfiniBand XDR (800 Gb/s NIC)"),
+)
+
+# ---------------------------------------------------------------------------
+# Measurements and other quoted facts
+# ---------------------------------------------------------------------------
+
+MEASURED: dict[str, Figure] = {
+    "h100-nvlink-effective-busbw": _f(370e9, "B/s", "nccl-tests-212",
+                                      "NCCL ring busbw on 8x H100, multi-GB messages"),
+    "h100-nvls-allreduce-busbw": _f(480e9, "B/s", "nccl-tests-212",
+                                    "NCCL NVLink SHARP all-reduce busbw, 8x H100"),
+    "h100-nvls-allreduce-algbw": _f(275e9, "B/s", "nccl-tests-212"),
+    "sharp-practical-speedup": _f(1.3, "x", "nccl-1442",
+                                  "about 30% over ring all-reduce in practice"),
+    "tpu-near-peak-message": _f(10e6, "B", "seed-post",
+                                "TPU collectives reach near-peak bandwidth around 10 MB"),
+}
+
+NVL72_SPINE_COPPER_CABLES = _f(5184, "cables", "seed-thread")
+NVL72_SPINE_OPTICS_POWER = _f(20e3, "W", "seed-thread",
+                              "transceiver power the same links would burn as optics")
+
+
+def all_figures() -> list[tuple[str, Figure]]:
+    """Every figure in this module as (dotted name, figure), for the sources page."""
+    out: list[tuple[str, Figure]] = []
+    seen: set[str] = set()
+    for key, gen in TPU_GENERATIONS.items():
+        if gen.name in seen:
+            continue
+        seen.add(gen.name)
+        for fld in fields(gen):
+            value = getattr(gen, fld.name)
+            if isinstance(value, Figure):
+                out.append((f"tpu.{gen.name}.{fld.name}", value))
+    for key, sysm in GPU_SYSTEMS.items():
+        for fld in fields(sysm):
+            value = getattr(sysm, fld.name)
+            if isinstance(value, Figure):
+                out.append((f"gpu.{key}.{fld.name}", value))
+    for key, value in NVLINK_GENERATIONS.items():
+        out.append((f"nvlink.{key}", value))
+    for key, value in LADDER.items():
+        out.append((f"ladder.{key}", value))
+    for key, value in MEASURED.items():
+        out.append((f"measured.{key}", value))
+    out.append(("nvl72.spine_copper_cables", NVL72_SPINE_COPPER_CABLES))
+    out.append(("nvl72.spine_optics_power", NVL72_SPINE_OPTICS_POWER))
+    return out

@@ -1,0 +1,356 @@
+"""Time a schedule on a topology.
+
+The link model: in each step, every transfer is routed on the topology;
+transfers that cross the same link in the same step share its bandwidth; each
+link on a route adds its latency (cut-through: the bytes pipeline across the
+hops, so latency adds once per hop and the bandwidth term once per transfer).
+A transfer finishes when its most loaded link has drained::
+
+    t(transfer) = sum(latency of its links) + max over its links (load / bandwidth)
+
+and a step ends when its slowest transfer does (bulk-synchronous steps). A
+per-step software overhead ``overhead`` (alpha) can be added.
+
+Timing never touches the data: each distinct :class:`~collectives_lib.schedule.Traffic`
+of a schedule is routed once, and its transfers are reduced to a few (latency,
+seconds per byte) pairs, so sweeping sizes is cheap.
+
+Stages and overlap: when ``schedule.pipelined`` is set (hierarchical
+collectives, SHARP), chunks stream through the stages, so the time is the
+slowest stage (and at least the busiest link's total); ``time_unoverlapped``
+is the plain sum.
+
+Introduced in the chapter *A first look*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import CollectivesError
+from .schedule import REDUCE, Schedule, Traffic
+from .topology import Topology
+from .units import format_bytes, format_rate, format_time
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A routed traffic pattern: what one step costs as a function of V.
+
+    For each lane, the critical flows as (latency s, seconds per byte of V)
+    pairs: the step takes ``max(lat + V * unit)`` in that lane.
+    """
+
+    lanes: tuple[int, ...]
+    lat: tuple[np.ndarray, ...]
+    unit: tuple[np.ndarray, ...]
+    links: np.ndarray       # links used
+    link_unit: np.ndarray   # fraction of V each of those links carries
+
+    def lane_times(self, sizes: np.ndarray) -> dict[int, np.ndarray]:
+        return {lane: np.max(lat[None, :] + sizes[:, None] * unit[None, :], axis=1)
+                for lane, lat, unit in zip(self.lanes, self.lat, self.unit)}
+
+    def time(self, nbytes: float) -> float:
+        times = self.lane_times(np.array([float(nbytes)]))
+        return float(max((t[0] for t in times.values()), default=0.0))
+
+
+def _envelope(lat: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Keep only flows that can be the slowest for some V >= 0."""
+    pairs = np.unique(np.stack([lat, unit], axis=1), axis=0)
+    order = np.lexsort((-pairs[:, 1], -pairs[:, 0]))
+    keep_lat, keep_unit = [], []
+    best = -1.0
+    for a, b in pairs[order]:
+        if b > best:
+            keep_lat.append(a)
+            keep_unit.append(b)
+            best = b
+    return np.asarray(keep_lat), np.asarray(keep_unit)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`simulate` reports (seconds, bytes, bytes/s)."""
+
+    collective: str
+    algorithm: str
+    num_ranks: int
+    group_size: int
+    nbytes: int
+    time: float
+    time_unoverlapped: float
+    step_times: np.ndarray
+    stage_times: dict
+    latency_time: float
+    bandwidth_time: float
+    link_bytes: np.ndarray
+    link_busy: np.ndarray
+    bottleneck_link: int
+    bottleneck: str
+    topology: Topology = field(repr=False)
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.step_times)
+
+    @property
+    def algbw(self) -> float:
+        """nccl-tests' algorithm bandwidth: V / time."""
+        return self.nbytes / self.time if self.time > 0 else float("inf")
+
+    @property
+    def busbw(self) -> float:
+        """nccl-tests' bus bandwidth: algbw times the collective's factor."""
+        from .schedule import BUSBW_FACTORS
+        return self.algbw * BUSBW_FACTORS[self.collective](self.group_size)
+
+    def __str__(self) -> str:
+        return (f"{self.algorithm} {self.collective} of {format_bytes(self.nbytes)} on "
+                f"{self.num_ranks} ranks: {format_time(self.time)} in {self.num_steps} steps, "
+                f"algbw {format_rate(self.algbw)}, busbw {format_rate(self.busbw)}; "
+                f"bottleneck {self.bottleneck}")
+
+    def as_dict(self) -> dict:
+        return {
+            "collective": self.collective, "algorithm": self.algorithm,
+            "num_ranks": self.num_ranks, "group_size": self.group_size,
+            "size_bytes": self.nbytes, "time_s": self.time,
+            "time_unoverlapped_s": self.time_unoverlapped, "steps": self.num_steps,
+            "algbw": self.algbw, "busbw": self.busbw,
+            "latency_time_s": self.latency_time, "bandwidth_time_s": self.bandwidth_time,
+            "stage_times_s": dict(self.stage_times), "bottleneck": self.bottleneck,
+        }
+
+
+def _participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.ndarray:
+    if schedule.num_ranks != topology.num_ranks:
+        raise CollectivesError(
+            f"the schedule is for {schedule.num_ranks} ranks but {topology!r} has "
+            f"{topology.num_ranks} endpoints"
+        )
+    if placement is None:
+        nodes = np.arange(schedule.num_ranks, dtype=np.int64)
+    else:
+        nodes = np.asarray(placement, dtype=np.int64)
+        if nodes.shape != (schedule.num_ranks,) or sorted(nodes.tolist()) != list(range(topology.num_ranks)):
+            raise CollectivesError(
+                f"placement must be a permutation of 0..{topology.num_ranks - 1} "
+                f"(rank -> endpoint), got {np.asarray(placement).tolist()[:8]}..."
+            )
+    agents = [topology.agent_node(name) for name in schedule.agents]
+    return np.concatenate([nodes, np.asarray(agents, dtype=np.int64)])
+
+
+def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
+                   nodes: np.ndarray, step_index: int, element_size: int) -> Pattern:
+    links = topology.links
+    keep = traffic.fraction > 0
+    src = nodes[traffic.src[keep]]
+    dst = nodes[traffic.dst[keep]]
+    frac = traffic.fraction[keep]
+    ops = traffic.op[keep]
+    paths = traffic.path[keep] if traffic.path is not None else None
+    if paths is not None and (paths >= 0).any():
+        explicit = np.nonzero(paths >= 0)[0]
+        other = np.nonzero(paths < 0)[0]
+        r = topology.routes(src[other], dst[other])
+        sub_flow = [other[r.sub_flow]]
+        sub_weight = [r.sub_weight]
+        inc_sub = [r.inc_sub]
+        inc_link = [r.inc_link]
+        nsub = len(r.sub_flow)
+        for f in explicit.tolist():
+            node_path = schedule.paths[int(paths[f])]
+            hop_links = []
+            for u, v in zip(node_path[:-1], node_path[1:]):
+                link = topology.link_between(u, v)
+                if link < 0:
+                    raise CollectivesError(
+                        f"step {step_index + 1}: the path of a transfer uses "
+                        f"{topology.node_label(u)} -> {topology.node_label(v)}, which is "
+                        f"not a link of {topology!r}"
+                    )
+                hop_links.append(link)
+            sub_flow.append(np.array([f]))
+            sub_weight.append(np.ones(1))
+            inc_sub.append(np.full(len(hop_links), nsub))
+            inc_link.append(np.asarray(hop_links, dtype=np.int64))
+            nsub += 1
+        sub_flow = np.concatenate(sub_flow).astype(np.int64)
+        sub_weight = np.concatenate(sub_weight)
+        inc_sub = np.concatenate(inc_sub).astype(np.int64)
+        inc_link = np.concatenate(inc_link).astype(np.int64)
+    else:
+        r = topology.routes(src, dst)
+        sub_flow, sub_weight, inc_sub, inc_link = r.sub_flow, r.sub_weight, r.inc_sub, r.inc_link
+    nsubs = len(sub_flow)
+    if schedule.routing == "neighbor" and topology.routing_kind == "torus" and nsubs:
+        hops = np.bincount(inc_sub, minlength=nsubs)
+        bad = np.nonzero(hops != 1)[0]
+        if len(bad):
+            f = int(sub_flow[bad[0]])
+            orig = np.nonzero(keep)[0][f]
+            raise CollectivesError(
+                f"step {step_index + 1}: {schedule.algorithm} sends from "
+                f"{topology.node_label(int(src[f]))} to {topology.node_label(int(dst[f]))}, "
+                f"but {topology!r} has no direct link between them "
+                f"({int(hops[bad[0]])} hops); a {schedule.algorithm} needs a link to each "
+                f"neighbour it talks to (is the wraparound missing? try the chain algorithm)"
+                if orig >= 0 else "schedule uses a missing link"
+            )
+    sub_frac = frac[sub_flow] * sub_weight
+    load = np.bincount(inc_link, weights=sub_frac[inc_sub], minlength=len(links))
+    used = np.nonzero(load > 0)[0]
+    unit_inc = load[inc_link] / links.bandwidth[inc_link]
+    sub_unit = np.zeros(nsubs)
+    np.maximum.at(sub_unit, inc_sub, unit_inc)
+    sub_lat = np.bincount(inc_sub, weights=links.latency[inc_link], minlength=nsubs)
+    sub_lane = (traffic.lane[keep][sub_flow] if traffic.lane is not None
+                else np.zeros(nsubs, dtype=np.int64))
+    lat_l, unit_l, lane_l = [sub_lat], [sub_unit], [sub_lane]
+    # in-network reduction: the switch adds only as fast as its reduction units allow
+    reduce_rate = getattr(topology, "reduce_rate", None)
+    if reduce_rate is not None and (ops == REDUCE).any():
+        is_agent_dst = traffic.dst[keep] >= schedule.num_ranks
+        for node in np.unique(dst[(ops == REDUCE) & is_agent_dst]).tolist():
+            rate = reduce_rate(int(node))
+            if rate:
+                total_frac = frac[(dst == node) & (ops == REDUCE)].sum()
+                lat_l.append(np.zeros(1))
+                unit_l.append(np.array([total_frac / element_size / rate]))
+                lane_l.append(np.zeros(1, dtype=np.int64))
+    lat_all, unit_all, lane_all = map(np.concatenate, (lat_l, unit_l, lane_l))
+    lanes, lats, units = [], [], []
+    for lane in np.unique(lane_all).tolist():
+        sel = lane_all == lane
+        a, b = _envelope(lat_all[sel], unit_all[sel])
+        lanes.append(int(lane)); lats.append(a); units.append(b)
+    return Pattern(tuple(lanes), tuple(lats), tuple(units), used, load[used])
+
+
+def patterns(schedule: Schedule, topology: Topology, *, placement=None,
+             element_size: int = 4) -> tuple[list[Pattern], list[int]]:
+    """Route every distinct traffic pattern once; returns (patterns, pattern index per step)."""
+    nodes = _participant_nodes(schedule, topology, placement)
+    cache: dict[int, int] = {}
+    pats: list[Pattern] = []
+    index = []
+    for k, step in enumerate(schedule.steps):
+        key = id(step.traffic)
+        if key not in cache:
+            cache[key] = len(pats)
+            pats.append(_route_pattern(schedule, topology, step.traffic, nodes, k, element_size))
+        index.append(cache[key])
+    return pats, index
+
+
+def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
+             overhead: float = 0.0, overlap: bool = True, element_size: int = 4,
+             check_size: bool = True) -> Result:
+    """Time ``schedule`` on ``topology`` for an array of ``nbytes`` bytes.
+
+    ``placement[rank]`` is the endpoint each rank runs on (default: rank i on
+    endpoint i). ``overhead`` is added to every step. ``element_size`` (bytes)
+    only matters for in-network reduction throughput.
+    """
+    if check_size:
+        nbytes = schedule.check_size(nbytes)
+    overhead = float(overhead)
+    if overhead < 0:
+        raise CollectivesError(f"overhead must be >= 0 seconds, got {overhead}")
+    pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
+    sizes = np.array([float(nbytes)])
+    total, stage_times, steps = _timeline(schedule, pats, index, sizes, overhead)
+    _, lat_stages, _ = _timeline(schedule, pats, index, np.zeros(1), overhead)
+    link_bytes = _link_units(topology, pats, index) * nbytes
+    links = topology.links
+    link_busy = link_bytes / links.bandwidth
+    steps = steps[:, 0]
+    stage_times = {k: float(v[0]) for k, v in stage_times.items()}
+    total = float(total[0])
+    time = total
+    if schedule.pipelined and overlap and stage_times:
+        time = max(max(stage_times.values()), float(link_busy.max(initial=0.0)))
+    latency_time = float(sum(v[0] for v in lat_stages.values()))
+    bottleneck_link = int(np.argmax(link_busy)) if len(link_busy) and link_busy.max() > 0 else -1
+    if bottleneck_link >= 0:
+        bottleneck = (f"{topology.link_label(bottleneck_link)}: busy "
+                      f"{format_time(link_busy[bottleneck_link])}, "
+                      f"{format_bytes(link_bytes[bottleneck_link])} in all")
+    else:
+        bottleneck = "none (no bytes move)"
+    return Result(
+        collective=schedule.collective, algorithm=schedule.algorithm,
+        num_ranks=schedule.num_ranks, group_size=schedule.group_size, nbytes=int(nbytes),
+        time=time, time_unoverlapped=total, step_times=steps, stage_times=stage_times,
+        latency_time=latency_time, bandwidth_time=float(total - latency_time),
+        link_bytes=link_bytes, link_busy=link_busy, bottleneck_link=bottleneck_link,
+        bottleneck=bottleneck, topology=topology,
+    )
+
+
+def _timeline(schedule: Schedule, pats: list[Pattern], index: list[int],
+              sizes: np.ndarray, overhead: float):
+    """(total (S,), stage times {stage: (S,)}, step times (K, S)) for sizes (S,).
+
+    Steps run one after another; within a stage, each lane (an independent
+    sub-schedule) accumulates its own time and the stage lasts as long as its
+    slowest lane.
+    """
+    S = len(sizes)
+    per_pattern = [p.lane_times(sizes) for p in pats]
+    step_times = np.zeros((len(index), S))
+    acc: dict[str, dict[int, np.ndarray]] = {}
+    for k, pi in enumerate(index):
+        stage = schedule.steps[k].stage
+        lanes = acc.setdefault(stage, {})
+        times = per_pattern[pi]
+        if not times:
+            times = {0: np.zeros(S)}
+        best = np.zeros(S)
+        for lane, t in times.items():
+            t = t + overhead
+            lanes[lane] = lanes.get(lane, 0.0) + t
+            best = np.maximum(best, t)
+        step_times[k] = best
+    stage_times = {stage: np.max(np.stack([np.broadcast_to(v, (S,)) for v in lanes.values()]), axis=0)
+                   for stage, lanes in acc.items()}
+    total = sum(stage_times.values()) if stage_times else np.zeros(S)
+    return np.asarray(total, dtype=float), stage_times, step_times
+
+
+def _link_units(topology: Topology, pats: list[Pattern], index: list[int]) -> np.ndarray:
+    """Fraction of V every link carries over the whole schedule."""
+    out = np.zeros(len(topology.links))
+    if not index:
+        return out
+    counts = np.bincount(np.asarray(index), minlength=len(pats))
+    for p, c in zip(pats, counts):
+        np.add.at(out, p.links, c * p.link_unit)
+    return out
+
+
+def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=None,
+                   overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
+    """Times (s) for many sizes at once; routing happens once."""
+    sizes = np.asarray(sizes, dtype=float)
+    pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
+    total, stages, _ = _timeline(schedule, pats, index, sizes, overhead)
+    if not (schedule.pipelined and overlap) or not stages:
+        return total
+    busy = (_link_units(topology, pats, index) / topology.links.bandwidth).max(initial=0.0)
+    return np.maximum(np.max(np.stack(list(stages.values())), axis=0), busy * sizes)
+
+
+def step_link_loads(schedule: Schedule, topology: Topology, step: int, nbytes: float, *,
+                    placement=None) -> np.ndarray:
+    """Bytes on every link during one step (for per-step heatmaps)."""
+    nodes = _participant_nodes(schedule, topology, placement)
+    p = _route_pattern(schedule, topology, schedule.steps[step].traffic, nodes, step, 4)
+    out = np.zeros(len(topology.links))
+    out[p.links] = p.link_unit * nbytes
+    return out

@@ -1,0 +1,106 @@
+"""Units: parsing sizes the way nccl-tests does, and printing times and rates.
+
+Sizes are bytes, times seconds, bandwidths bytes per second (SI units in code).
+``GB`` is 10**9 bytes and ``GiB`` is 2**30 bytes; bare ``K``/``M``/``G`` suffixes
+mean powers of two, as in nccl-tests' ``-b 8 -e 128M``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import CollectivesError
+
+KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
+KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
+US, MS = 1e-6, 1e-3
+
+_SUFFIXES = {
+    "": 1,
+    "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+    "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40,
+}
+
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+SIZE_HELP = (
+    "an integer number of bytes, optionally with a suffix KB, MB, GB, TB (powers "
+    "of 10), KiB, MiB, GiB, TiB (powers of 2) or K, M, G, T (powers of 2, as in "
+    "nccl-tests)"
+)
+
+
+def parse_size(text: str | int | float) -> int:
+    """Parse a message size into a positive whole number of bytes.
+
+    >>> parse_size("8GB"), parse_size("1GiB"), parse_size("128M"), parse_size(4096)
+    (8000000000, 1073741824, 134217728, 4096)
+    """
+    if isinstance(text, bool):
+        raise CollectivesError(f"size {text!r} is not a size; use {SIZE_HELP}")
+    if isinstance(text, (int, float)):
+        value, mult, shown = float(text), 1, repr(text)
+    else:
+        match = _SIZE_RE.match(str(text))
+        if not match:
+            raise CollectivesError(f"size {text!r} is not understood; use {SIZE_HELP}")
+        suffix = match.group(2).upper()
+        if suffix not in _SUFFIXES:
+            raise CollectivesError(
+                f"size {text!r} has an unknown unit {match.group(2)!r}; use {SIZE_HELP}"
+            )
+        value, mult, shown = float(match.group(1)), _SUFFIXES[suffix], repr(text)
+    nbytes = value * mult
+    if not math.isfinite(nbytes) or nbytes <= 0:
+        raise CollectivesError(f"size {shown} must be positive; use {SIZE_HELP}")
+    if abs(nbytes - round(nbytes)) > 1e-6 * max(1.0, nbytes):
+        raise CollectivesError(f"size {shown} is not a whole number of bytes")
+    return int(round(nbytes))
+
+
+def _sig(x: float, digits: int = 3) -> str:
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        return f"{mantissa}e{int(exp)}"
+    return text
+
+
+def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str:
+    """``format_bytes(14e9) == '14 GB'``; ``binary=True`` uses KiB, MiB, GiB."""
+    if binary:
+        units = [("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)]
+    else:
+        units = [("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
+    for name, scale in units:
+        if abs(nbytes) >= scale:
+            return f"{_sig(nbytes / scale, digits)} {name}"
+    return f"{_sig(nbytes, digits)} B"
+
+
+def format_time(seconds: float, *, digits: int = 3) -> str:
+    """``format_time(0.035) == '35 ms'``."""
+    if seconds == 0:
+        return "0 s"
+    for name, scale in [("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)]:
+        if abs(seconds) >= scale:
+            return f"{_sig(seconds / scale, digits)} {name}"
+    return f"{_sig(seconds / 1e-9, digits)} ns"
+
+
+def format_rate(bytes_per_second: float, *, digits: int = 3) -> str:
+    """``format_rate(4.5e11) == '450 GB/s'``."""
+    return format_bytes(bytes_per_second, digits=digits) + "/s"
+
+
+def format_flops(flops_per_second: float, *, digits: int = 3) -> str:
+    """``format_flops(1.97e14) == '197 TFLOP/s'``."""
+    for name, scale in [("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)]:
+        if abs(flops_per_second) >= scale:
+            return f"{_sig(flops_per_second / scale, digits)} {name}"
+    return f"{_sig(flops_per_second, digits)} FLOP/s"
