@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 from . import costs, hardware
-from .algorithms import (bidirectional_ring_all_gather_local as bidirectional_ring_all_gather,
+from .builders import (bidirectional_ring_all_gather_local as bidirectional_ring_all_gather,
                          bidirectional_ring_all_to_all_local as bidirectional_ring_all_to_all,
                          chain_all_gather_local as chain_all_gather,
                          chain_all_to_all_local as chain_all_to_all,

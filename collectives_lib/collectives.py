@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import algorithms as A
+from . import builders as A
 from .errors import CollectivesError, check_num_ranks
 from .schedule import Schedule, check_collective, concat, dual, embed
 from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
@@ -392,7 +392,12 @@ def build(collective: str, topology: Topology, algorithm: str = "auto", *, axes=
             raise CollectivesError(
                 f"unknown algorithm {algorithm!r} for {collective}; known: {', '.join(known)}"
             )
-        raise _unsupported(collective, algorithm, topology, axes, applicable)
+        err = _unsupported(collective, algorithm, topology, axes, applicable)
+        if (algorithm in ("ring", "bidirectional_ring", "chain") and hasattr(topology, "resolve_axes")
+                and len(topology.resolve_axes(axes)) > 1):
+            err = CollectivesError(str(err) + f"; {algorithm} runs along one axis: pass "
+                                   f"axes=x (--axes x), or use multi_axis or sequential_axes")
+        raise err
     make = cands[algorithm]
     if isinstance(make, str):
         raise CollectivesError(make + f" (applicable here: {', '.join(applicable)})")

@@ -308,9 +308,10 @@ class Schedule:
             lines.append(f"step {k + 1}{stage}:")
             for tr in sorted(self.transfers(k), key=lambda t: (t.src, t.dst))[:max_transfers]:
                 frac = Fraction(tr.fraction).limit_denominator(1 << 20)
+                share = "V" if frac == 1 else f"{frac} of V"
                 lines.append(
                     f"  {self.participant_name(tr.src)} -> {self.participant_name(tr.dst)}: "
-                    f"{tr.op.value} {self.chunk_label(tr.chunk)} ({frac} of V)"
+                    f"{tr.op.value} {self.chunk_label(tr.chunk)} ({share})"
                     + (f" via {len(tr.path) - 1} hops" if tr.path else "")
                 )
             if len(step) > max_transfers:
@@ -339,7 +340,11 @@ def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
     if collective in ("all_gather", "reduce_scatter", "all_reduce"):
         owner = parts[:owner_dims]
         rest = parts[owner_dims:]
-        label = "block " + ",".join(owner) if owner_dims == 1 else "block (" + ",".join(owner) + ")"
+        if all(o == "*" for o in owner):
+            label = "all blocks"
+        else:
+            plural = "blocks " if any(o == "*" or ".." in o for o in owner) else "block "
+            label = plural + (owner[0] if owner_dims == 1 else "(" + ",".join(owner) + ")")
         if rest and any(r != "*" for r in rest) and any(n > 1 for n in slot_shape[owner_dims:]):
             label += " part " + ",".join(rest)
         return label
@@ -349,7 +354,7 @@ def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
         fmt = lambda xs: xs[0] if len(xs) == 1 else "(" + ",".join(xs) + ")"
         label = f"from {fmt(o)} to {fmt(d)}"
         if rest and any(r != "*" for r in rest) and any(n > 1 for n in slot_shape[2 * k:]):
-            label += " part " + ",".join(rest)
+            label += ", part " + ",".join(rest)
         return label
     return "chunk " + ",".join(parts)
 

@@ -44,6 +44,8 @@ def parse_size(text: str | int | float) -> int:
     if isinstance(text, (int, float)):
         value, mult, shown = float(text), 1, repr(text)
     else:
+        if str(text).strip().startswith("-"):
+            raise CollectivesError(f"size {text!r} must be positive; use {SIZE_HELP}")
         match = _SIZE_RE.match(str(text))
         if not match:
             raise CollectivesError(f"size {text!r} is not understood; use {SIZE_HELP}")
