@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import costs, hardware
+from . import costs, hardware, scaling
 from .builders import (bidirectional_ring_all_gather_local as bidirectional_ring_all_gather,
                          bidirectional_ring_all_to_all_local as bidirectional_ring_all_to_all,
                          chain_all_gather_local as chain_all_gather,
@@ -31,7 +31,8 @@ from .builders import (bidirectional_ring_all_gather_local as bidirectional_ring
                          binomial_broadcast_local as binomial_broadcast,
                          mesh_all_gather_local as mesh_all_gather,
                          all_reduce_from, reduce_scatter_from)
-from .collectives import Choice, algorithms, build, build_send, choose, estimate
+from .collectives import (Choice, algorithms, build, build_gather, build_send, choose,
+                          estimate, time_flows)
 from .errors import CollectivesError, ScheduleError
 from .replay import State, check, replay
 from .schedule import (BUSBW_FACTORS, COLLECTIVES, Op, Schedule, Step, Traffic, Transfer,

@@ -526,6 +526,37 @@ def direct_all_to_all_local(n: int, matrix=None) -> Schedule:
                          "direct: every block goes straight to its destination")
 
 
+def gather_local(n: int, root: int = 0, paths: Sequence[Sequence[Sequence[int]]] | None = None) -> Schedule:
+    """Every rank sends its block straight to the root in one step (routed).
+
+    ``paths[i]``, if given, lists node paths for rank i's block; the block is
+    split evenly over them (for example the two link-disjoint routes on a mesh).
+    """
+    src, dst, boxes, fractions, path_ids, all_paths = [], [], [], [], [], []
+    slots = 1
+    for p in (paths or []):
+        if p:
+            slots = math.lcm(slots, len(p))
+    for i in range(n):
+        if i == root:
+            continue
+        mine = paths[i] if paths and paths[i] else [None]
+        k = len(mine)
+        for j, p in enumerate(mine):
+            src.append(i); dst.append(root)
+            boxes.append([(i, 1), (j * slots // k, slots // k)])
+            fractions.append(1.0 / (n * k))
+            if p is None:
+                path_ids.append(-1)
+            else:
+                path_ids.append(len(all_paths)); all_paths.append(tuple(p))
+    traffic = Traffic.make(src, dst, COPY, fractions, path_ids if all_paths else None)
+    steps = [Step(traffic, np.asarray(boxes, dtype=np.int64).reshape(-1, 2, 2), "gather")] if src else []
+    return _schedule("gather", "direct" if not all_paths else "multipath", n, (n, slots), steps,
+                     routing="routed", root=root, paths=all_paths,
+                     description="gather: every rank sends its block to the root at once")
+
+
 # ---------------------------------------------------------------------------
 # Point-to-point
 # ---------------------------------------------------------------------------

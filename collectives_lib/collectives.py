@@ -33,6 +33,7 @@ ALGORITHM_NAMES = {
     "broadcast": ("binomial_tree", "chain", "direct", "multicast"),
     "reduce": ("binomial_tree", "chain", "direct", "sharp"),
     "send": ("direct", "multipath"),
+    "gather": ("direct", "multipath"),
 }
 
 DESCRIPTIONS = {
@@ -309,7 +310,7 @@ def _candidates(collective: str, topo: Topology, axes) -> dict[str, Callable[[di
 def algorithms(collective: str, topology: Topology, axes=None) -> list[str]:
     """Names of the algorithms that apply to ``collective`` on ``topology``."""
     collective = check_collective(collective)
-    if collective == "send":
+    if collective in ("send", "gather"):
         return ["direct", "multipath"]
     return [k for k, v in _candidates(collective, topology, axes).items() if callable(v)]
 
@@ -342,6 +343,8 @@ def choose(collective: str, topology: Topology, size: int | None = None, axes=No
     applicable algorithm with the smallest predicted time for ``size`` bytes.
     """
     collective = check_collective(collective)
+    if collective == "gather":
+        return Choice("direct", "every block straight to the root")
     if collective == "send":
         return Choice("multipath" if isinstance(topology, Torus) else "direct",
                       "split over link-disjoint paths" if isinstance(topology, Torus) else "one route")
@@ -381,6 +384,11 @@ def build(collective: str, topology: Topology, algorithm: str = "auto", *, axes=
     if collective == "send":
         return build_send(topology, options.get("src", 0), options.get("dst", topology.num_ranks - 1),
                           paths=options.get("paths", "disjoint" if algorithm in ("auto", "multipath") else "shortest"))
+    if collective == "gather":
+        if algorithm not in ("auto", "direct", "multipath"):
+            raise CollectivesError(f"algorithm {algorithm!r} does not apply to gather; use direct or multipath")
+        return build_gather(topology, options.get("root", 0),
+                            paths="disjoint" if algorithm == "multipath" else "shortest")
     algorithm = str(algorithm).strip().lower().replace("-", "_")
     if algorithm == "auto":
         algorithm = choose(collective, topology, size, axes, **options).algorithm
@@ -427,6 +435,62 @@ def build_send(topology: Topology, src, dst, *, paths="disjoint") -> Schedule:
         elif paths != "disjoint":
             raise CollectivesError(f"paths must be 'disjoint', 'shortest' or a count, got {paths!r}")
     return A.send_local(topology.num_ranks, s, d, node_paths)
+
+
+def build_gather(topology: Topology, root=0, *, paths="shortest") -> Schedule:
+    """Every rank sends its block to ``root`` at once; with ``paths="disjoint"``
+    each block is split over the link-disjoint routes to the root."""
+    if hasattr(topology, "rank_of") and np.iterable(root):
+        root = topology.rank_of(root)
+    root = int(root)
+    if not 0 <= root < topology.num_ranks:
+        raise CollectivesError(f"root {root} is not an endpoint of {topology!r}")
+    n = topology.num_ranks
+    node_paths = None
+    if paths == "disjoint":
+        node_paths = [topology.disjoint_paths(i, root) if i != root else [] for i in range(n)]
+    elif paths != "shortest":
+        raise CollectivesError(f"paths must be 'disjoint' or 'shortest', got {paths!r}")
+    return A.gather_local(n, root, node_paths)
+
+
+def time_flows(topology: Topology, flows, *, overhead: float = 0.0):
+    """Time one step of arbitrary point-to-point flows: ``[(src, dst, nbytes), ...]``.
+
+    ``src`` and ``dst`` are endpoint ranks or named nodes (``"host0"``,
+    ``"switch"``, ``"nvswitch3"``). Flows share links they cross; the result is
+    a :class:`~collectives_lib.simulate.Result` whose size is the total bytes.
+    Use it for traffic that is not a collective: loading shards from hosts over
+    PCIe, sparse MoE dispatch, a custom pattern.
+    """
+    from .schedule import Schedule, Step, Traffic, boxes_array
+    from .simulate import simulate
+    flows = list(flows)
+    if not flows:
+        raise CollectivesError("time_flows needs at least one (src, dst, nbytes) flow")
+    names: list[str] = []
+
+    def node(x):
+        if isinstance(x, str):
+            if x not in names:
+                names.append(x)
+            return topology.num_ranks + names.index(x)
+        x = int(x)
+        if not 0 <= x < topology.num_ranks:
+            raise CollectivesError(f"rank {x} is not an endpoint of {topology!r}")
+        return x
+    src = np.array([node(f[0]) for f in flows])
+    dst = np.array([node(f[1]) for f in flows])
+    nbytes = np.array([float(f[2]) for f in flows])
+    if (nbytes < 0).any() or nbytes.sum() <= 0:
+        raise CollectivesError("flow sizes must be >= 0 bytes and not all zero")
+    total = nbytes.sum()
+    traffic = Traffic.make(src, dst, 0, nbytes / total)
+    sched = Schedule("send", "flows", topology.num_ranks,
+                     np.arange(topology.num_ranks)[None, :], (topology.num_ranks,),
+                     (len(flows),), (Step(traffic, boxes_array([(np.arange(len(flows)), 1)], len(flows)), "flows"),),
+                     agents=tuple(names), routing="routed", root=0, dest=0)
+    return simulate(sched, topology, int(round(total)), overhead=overhead, check_size=False)
 
 
 def estimate(topology: Topology, collective: str, size: int, algorithm: str = "auto", *,

@@ -88,7 +88,7 @@ def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple
     ranks = np.nonzero(local[: schedule.num_ranks] >= 0)[0]
     bit = np.uint64(1) << local[ranks].astype(np.uint64)
     coll = schedule.collective
-    if coll == "all_gather":
+    if coll in ("all_gather", "gather"):
         owner = _owner_of_slots(schedule)
         mask = owner[None, :] == local[ranks][:, None]
     elif coll == "all_to_all":
@@ -238,6 +238,10 @@ def expected_output(schedule: Schedule, x: np.ndarray) -> tuple[np.ndarray, np.n
         elif coll == "broadcast":
             values[members] = xs[schedule.root]
             required[members] = True
+        elif coll == "gather":
+            owner = _owner_of_slots(schedule)
+            values[members[schedule.root]] = xs[owner, np.arange(S)]
+            required[members[schedule.root]] = True
         elif coll == "send":
             values[members[schedule.dest]] = xs[schedule.root]
             required[members[schedule.dest]] = True

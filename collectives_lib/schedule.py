@@ -32,7 +32,7 @@ import numpy as np
 from .errors import CollectivesError
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-               "broadcast", "reduce", "send")
+               "broadcast", "reduce", "send", "gather")
 
 #: nccl-tests' bus-bandwidth factors, as functions of the number of ranks n.
 BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
@@ -43,6 +43,7 @@ BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
     "broadcast": lambda n: 1.0,
     "reduce": lambda n: 1.0,
     "send": lambda n: 1.0,
+    "gather": lambda n: (n - 1) / n,
 }
 
 
@@ -208,7 +209,7 @@ class Schedule:
     def size_multiple(self) -> int:
         """V must be a multiple of this for every rank's share to be whole bytes."""
         n = self.group_size
-        if self.collective in ("all_gather", "reduce_scatter"):
+        if self.collective in ("all_gather", "reduce_scatter", "gather"):
             return n
         if self.collective == "all_to_all":
             return n * n if self.weights is None else 1
@@ -337,7 +338,7 @@ def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
         return f"{start}..{end}"
 
     parts = [span(s, c, n) for (s, c), n in zip(box, slot_shape)]
-    if collective in ("all_gather", "reduce_scatter", "all_reduce"):
+    if collective in ("all_gather", "reduce_scatter", "all_reduce", "gather"):
         owner = parts[:owner_dims]
         rest = parts[owner_dims:]
         if all(o == "*" for o in owner):
