@@ -108,3 +108,40 @@ def ridge_point(peak_flops: float, fabric_bandwidth: float) -> float:
     if not fabric_bandwidth > 0:
         raise CollectivesError("fabric bandwidth must be > 0")
     return float(peak_flops) / float(fabric_bandwidth)
+
+
+def moe_traffic(num_ranks: int, tokens_per_rank: int, *, num_experts: int | None = None,
+                top_k: int = 1, bytes_per_token: float = 1.0, skew: float = 0.0,
+                seed: int = 0) -> np.ndarray:
+    """Bytes each rank sends each rank when a mixture-of-experts layer routes tokens.
+
+    Experts are placed round-robin (expert e lives on rank e mod N). Each token
+    picks ``top_k`` distinct experts; expert e is chosen with probability
+    proportional to ``(e + 1) ** -skew`` (0: uniform, larger: a few hot experts).
+    A token goes once to every rank that hosts one of its experts. Returns an
+    N x N matrix (origin, destination) including tokens that stay home on the
+    diagonal; pass it as ``matrix=`` to the all-to-all builders (they move only
+    the off-diagonal part).
+    """
+    n = check_num_ranks(num_ranks, what="number of ranks")
+    e = check_num_ranks(num_experts or n, what="number of experts")
+    if not 1 <= top_k <= e:
+        raise CollectivesError(f"top_k must be between 1 and the number of experts ({e}), got {top_k}")
+    if tokens_per_rank < 0 or bytes_per_token < 0 or skew < 0:
+        raise CollectivesError("tokens_per_rank, bytes_per_token and skew must be >= 0")
+    rng = np.random.default_rng(seed)
+    weights = (np.arange(e) + 1.0) ** -float(skew)
+    weights /= weights.sum()
+    host = np.arange(e) % n
+    out = np.zeros((n, n))
+    tokens = int(tokens_per_rank)
+    for origin in range(n):
+        if tokens == 0:
+            continue
+        # top-k distinct experts per token (Gumbel top-k = sampling without replacement)
+        keys = np.log(weights)[None, :] + rng.gumbel(size=(tokens, e))
+        chosen = np.argpartition(-keys, top_k - 1, axis=1)[:, :top_k]
+        dest = np.zeros((tokens, n), dtype=bool)
+        dest[np.repeat(np.arange(tokens), top_k), host[chosen].ravel()] = True
+        out[origin] = dest.sum(axis=0) * bytes_per_token
+    return out

@@ -80,3 +80,16 @@ def test_time_flows_rejects_bad_input():
         cl.time_flows(sw, [(0, 9, 10)])
     with pytest.raises(cl.CollectivesError, match="has no node called 'host0'"):
         cl.time_flows(sw, [("host0", 1, 10)])
+
+
+def test_moe_traffic_top_k_of_e():
+    m = scaling.moe_traffic(72, 500, top_k=8, bytes_per_token=2.0, seed=1)
+    assert m.shape == (72, 72)
+    assert np.allclose(m.sum(axis=1), 500 * 8 * 2.0)          # each token reaches 8 ranks
+    assert m.sum() / (72 * 500 * 2.0 * 72) == pytest.approx(8 / 72)   # about 11% of GPUs per token
+    skewed = scaling.moe_traffic(8, 2000, skew=2.0, seed=1)
+    assert skewed[:, 0].sum() > 3 * skewed[:, 7].sum()        # expert 0 is hot
+    sched = cl.bidirectional_ring_all_to_all(8, skewed)
+    cl.check(sched)
+    with pytest.raises(cl.CollectivesError, match="top_k must be between 1 and the number of experts"):
+        scaling.moe_traffic(8, 10, top_k=9)
