@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import costs, hardware, scaling
+from . import costs, hardware, scaling, workloads
 from .builders import (bidirectional_ring_all_gather_local as bidirectional_ring_all_gather,
                          bidirectional_ring_all_to_all_local as bidirectional_ring_all_to_all,
                          chain_all_gather_local as chain_all_gather,
@@ -34,11 +34,11 @@ from .builders import (bidirectional_ring_all_gather_local as bidirectional_ring
 from .collectives import (Choice, algorithms, build, build_gather, build_send, choose,
                           estimate, time_flows)
 from .errors import CollectivesError, ScheduleError
-from .replay import State, check, replay
+from .replay import State, arrival_steps, check, replay, replay_inputs
 from .schedule import (BUSBW_FACTORS, COLLECTIVES, Op, Schedule, Step, Traffic, Transfer,
                        concat, dual, embed)
 from .simulate import Result, simulate, simulate_sizes, step_link_loads
-from .topology import (Chain, GpuCluster, Ring, Switch, Topology, Torus, TpuSlice, TpuSystem,
+from .topology import (Chain, FullMesh, GpuCluster, Ring, Switch, Topology, Torus, TpuSlice, TpuSystem,
                        mesh, nvswitch_node, parse_shape, superpod, tpu_pod, tpu_slice,
                        tpu_system)
 from .units import (GB, GiB, KB, KiB, MB, MiB, TB, format_bytes, format_rate, format_time,

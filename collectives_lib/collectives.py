@@ -504,3 +504,131 @@ def estimate(topology: Topology, collective: str, size: int, algorithm: str = "a
         choice = Choice(algorithm, "chosen by the caller")
     sched = build(collective, topology, choice.algorithm, axes=axes, size=size, **options)
     return simulate(sched, topology, size, overhead=overhead, placement=placement), choice
+
+
+# ---------------------------------------------------------------------------
+# every collective on a TPU slice, side by side
+# ---------------------------------------------------------------------------
+
+#: Columns of :func:`torus_summary`: one-axis schedules, then all axes at once.
+SUMMARY_COLUMNS = ("ring", "bidirectional_ring", "chain", "all_axes")
+
+_SUMMARY_FORMULAS = {
+    ("all_gather", "ring"): "(N-1)/N · V/W",
+    ("all_gather", "bidirectional_ring"): "⌈(N-1)/2⌉/N · V/W ≈ V/(2W)",
+    ("all_gather", "chain"): "(N-1)/N · V/W ≈ V/W",
+    ("all_gather", "all_axes"): "Σ_phases max_parts h·done/(D·N) · V/W ≈ V/(2DW)",
+    ("all_to_all", "ring"): "(N-1)/(2N) · V/W ≈ V/(2W)",
+    ("all_to_all", "bidirectional_ring"): "(m(m+1)/2 + N/4)/N² · V/W = V/(8W), N even",
+    ("all_to_all", "chain"): "⌊N/2⌋⌈N/2⌉/N² · V/W ≈ V/(4W)",
+    ("all_to_all", "all_axes"): "max_axes load(d)/(N·d) · V/W",
+}
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One cell of :func:`torus_summary`: a collective run one way on a torus.
+
+    ``time`` is the simulator's throughput-bound time (latency set to 0) and
+    ``closed_form`` the formula's; ``coefficient`` is ``time * W / V``, the
+    number that multiplies ``V/W`` in ``formula``. When the schedule does not
+    apply (a ring on an axis without wraparound) the times are None and
+    ``note`` says why, in the library's words.
+    """
+
+    collective: str
+    column: str
+    algorithm: str
+    axes: tuple[str, ...]
+    num_ranks: int
+    nbytes: int
+    bandwidth: float
+    time: float | None
+    closed_form: float | None
+    formula: str
+    note: str = ""
+
+    @property
+    def coefficient(self) -> float | None:
+        return None if self.time is None else self.time * self.bandwidth / self.nbytes
+
+
+def _summary_axis(topo: Torus, axis) -> int:
+    if axis is not None:
+        return topo.resolve_axes(axis)[0]
+    dims = topo.dims
+    wrapped = [a for a in range(len(dims)) if topo.wraparound[a]]
+    pool = wrapped or list(range(len(dims)))
+    return max(pool, key=lambda a: (dims[a], -a))
+
+
+def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
+    """Throughput-bound time of all-gather, reduce-scatter, all-reduce and
+    all-to-all on a torus or TPU slice, run four ways: a one-way ring, a
+    bidirectional ring and a chain along one axis (``axis``; default the
+    longest axis with wraparound, else the longest), and over all axes at
+    once (``multi_axis``; ``direct`` for all-to-all).
+
+    ``size`` is V, the array of the collective's group: one line of ``axis``
+    for the first three columns, the whole slice for the last. Each time is
+    simulated on a copy of the topology without latency and checked against
+    its closed form in :mod:`collectives_lib.costs`. Returns 16 rows,
+    collective by collective, in :data:`SUMMARY_COLUMNS` order.
+
+    Introduced in the chapter *All-to-all: a sharded transpose* (its summary
+    of every TPU collective).
+    """
+    from . import costs
+    from .simulate import simulate
+
+    if not isinstance(topology, Torus):
+        raise CollectivesError(f"torus_summary needs a torus or a TPU slice, got {topology!r}")
+    size = int(size)
+    if size <= 0:
+        raise CollectivesError(f"size must be a positive number of bytes, got {size}")
+    a = _summary_axis(topology, axis)
+    W = topology.bandwidth
+    flat = Torus(topology.dims, topology.wraparound, bandwidth=W, latency=0.0,
+                 bidirectional=topology.bidirectional, link_class=topology.link_class)
+    chain_flat = Torus(topology.dims, tuple(w and b != a for b, w in enumerate(topology.wraparound)),
+                       bandwidth=W, latency=0.0, bidirectional=topology.bidirectional,
+                       link_class=topology.link_class)
+    kinds = [_axis_kind(topology, b) for b in range(len(topology.dims))]
+    n = topology.dims[a]
+    rows = []
+    for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+        base = "all_to_all" if collective == "all_to_all" else "all_gather"
+        factor = 2.0 if collective == "all_reduce" else 1.0
+        for column in SUMMARY_COLUMNS:
+            formula = _SUMMARY_FORMULAS[(base, column)]
+            if factor == 2.0:
+                formula = "2 × (" + formula + ")"
+            if column == "all_axes":
+                algorithm = "direct" if collective == "all_to_all" else "multi_axis"
+                axes, group = tuple(topology.axis_names), topology.num_ranks
+            else:
+                algorithm = column
+                axes, group = (topology.axis_names[a],), n
+            # a chain is the axis without its wraparound link: time it on such a copy, so
+            # that routed messages (the chain all-to-all) cannot take the shortcut
+            topo = chain_flat if column == "chain" else flat
+            try:
+                sched = build(collective, topo, algorithm, axes=None if column == "all_axes" else axes[0])
+            except CollectivesError as exc:
+                rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, None, None,
+                                       formula, str(exc)))
+                continue
+            t = simulate(sched, topo, size, check_size=False).time
+            if column == "all_axes":
+                if collective == "all_to_all":
+                    cf = costs.torus_all_to_all(topology.dims, kinds, size, W)
+                else:
+                    cf = factor * costs.multi_axis_all_gather(topology.dims, kinds, size, W)
+            elif collective == "all_to_all":
+                cf = {"ring": costs.ring_all_to_all, "chain": costs.chain_all_to_all,
+                      "bidirectional_ring": costs.bidirectional_ring_all_to_all}[column](n, size, W)
+            else:
+                cf = factor * {"ring": costs.ring_all_gather, "chain": costs.chain_all_gather,
+                               "bidirectional_ring": costs.bidirectional_ring_all_gather}[column](n, size, W)
+            rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, t, cf, formula))
+    return rows

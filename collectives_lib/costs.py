@@ -41,6 +41,27 @@ def crossover_size(alpha: float, bandwidth: float, steps: int = 1) -> float:
     return alpha * bandwidth * steps
 
 
+def pipelined_send(hops: int, V: float, W: float, alpha: float = 0.0, packets: int = 1) -> float:
+    """One message of ``V`` bytes over ``hops`` links, cut into ``packets`` packets.
+
+    Each link forwards a packet once it has wholly arrived and adds ``alpha``
+    per hop, so the last packet arrives after
+    ``hops * alpha + (hops + packets - 1) * V / (packets * W)``.
+    ``packets=1`` is store-and-forward, ``hops * (alpha + V / W)``; many small
+    packets approach cut-through, ``hops * alpha + V / W``, which is what
+    :func:`~collectives_lib.simulate.simulate` charges for a routed transfer.
+
+    Introduced in the chapter *Moving bytes*.
+    """
+    if int(hops) != hops or hops < 1:
+        raise CollectivesError(f"hops must be a whole number >= 1, got {hops!r}")
+    if int(packets) != packets or packets < 1:
+        raise CollectivesError(f"packets must be a whole number >= 1, got {packets!r}")
+    if W <= 0:
+        raise CollectivesError(f"bandwidth W must be positive, got {W!r}")
+    return hops * alpha + (hops + packets - 1) * V / (packets * W)
+
+
 # -- all-gather / reduce-scatter -------------------------------------------------
 
 def ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
@@ -211,6 +232,112 @@ def direct_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """Over a switch: each uplink carries ``(n-1)/n`` of the rank's ``V/n``."""
     n = check_num_ranks(n)
     return alpha + (n - 1) * V / (n * n * W)
+
+
+# -- several mesh axes at once (any sizes, any mix of rings and chains) ------------
+
+_LINE_KINDS = ("ring", "bidirectional_ring", "chain")
+
+
+def _line_kinds(dims, kinds) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    dims = tuple(int(d) for d in dims)
+    for d in dims:
+        check_num_ranks(d, what=f"axis size (in dims {dims})")
+    kinds = (kinds,) * len(dims) if isinstance(kinds, str) else tuple(kinds)
+    if len(kinds) != len(dims):
+        raise CollectivesError(f"kinds has {len(kinds)} entries but dims {dims} has {len(dims)} axes")
+    bad = [k for k in kinds if k not in _LINE_KINDS]
+    if bad:
+        raise CollectivesError(f"unknown axis kind {bad[0]!r}; use one of {', '.join(_LINE_KINDS)}")
+    return dims, kinds
+
+
+def line_steps(n: int, kind: str) -> int:
+    """Steps of a one-axis all-gather of ``n`` ranks: ``n-1`` on a one-way ring or a
+    chain, ``ceil((n-1)/2)`` on a bidirectional ring."""
+    n = check_num_ranks(n)
+    if kind not in _LINE_KINDS:
+        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
+    return math.ceil((n - 1) / 2) if kind == "bidirectional_ring" else n - 1
+
+
+def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *,
+                          multi: bool = True) -> float:
+    """All-gather over every axis of a mesh of any shape, axis by axis.
+
+    ``kinds[a]`` is how axis ``a`` is run: ``"bidirectional_ring"``,
+    ``"ring"`` or ``"chain"``. With ``multi=False`` (the library's
+    ``sequential_axes``) the whole array gathers along axis 0, then axis 1...;
+    phase ``p`` moves blocks ``prod(dims[:p]) V / N`` in ``h_p`` steps, so
+    ``T = sum_p h_p (alpha + prod(dims[:p]) V / (N W))``. With ``multi=True``
+    (``multi_axis``) the array is cut in ``D`` parts; part ``j`` visits the axes
+    in the order rotated by ``j``, all parts at once on different axes, and each
+    phase lasts as long as its slowest part:
+    ``T = sum_p max_j h_(j,p) (alpha + done_(j,p) V / (D N W))``, with
+    ``done`` the product of the axes that part has already gathered. For a
+    square torus this is :func:`mesh_all_gather`; about ``V / (2 D W)`` with
+    wraparound. Reduce-scatter costs the same; all-reduce twice.
+
+    Introduced in the chapter *Reduce-scatter and all-reduce: the dual of all-gather*.
+    """
+    dims, kinds = _line_kinds(dims, kinds)
+    D, N = len(dims), int(math.prod(dims))
+    parts = D if multi and D > 1 else 1
+    orders = [list(range(D))[j:] + list(range(D))[:j] for j in range(parts)]
+    total = 0.0
+    for p in range(D):
+        phase = 0.0
+        for order in orders:
+            axis = order[p]
+            if dims[axis] == 1:
+                continue
+            done = math.prod(dims[a] for a in order[:p])
+            h = line_steps(dims[axis], kinds[axis])
+            phase = max(phase, h * (alpha + done * V / (parts * N * W)))
+        total += phase
+    return total
+
+
+def line_all_to_all_load(n: int, kind: str) -> float:
+    """Blocks the busiest link carries in a balanced all-to-all on a line of ``n``
+    ranks (every rank sends one block to every other rank, shortest way):
+    one-way ring ``n(n-1)/2``; bidirectional ring ``m(m+1)/2 + n/4`` for even
+    ``n`` (``m = floor((n-1)/2)``, the opposite block split both ways), which
+    is ``n^2/8``; chain ``floor(n/2) ceil(n/2)`` (the middle link).
+
+    Introduced in the chapter *All-to-all: a sharded transpose*.
+    """
+    n = check_num_ranks(n)
+    if kind not in _LINE_KINDS:
+        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
+    if n == 1:
+        return 0.0
+    if kind == "ring":
+        return n * (n - 1) / 2
+    if kind == "chain" or n == 2:
+        return (n // 2) * (n - n // 2)
+    m = (n - 1) // 2
+    return m * (m + 1) / 2 + (n / 4 if n % 2 == 0 else 0)
+
+
+def torus_all_to_all(dims, kinds, V: float, W: float) -> float:
+    """Throughput-bound time of a balanced all-to-all over every axis of a mesh,
+    each block sent straight to its destination and routed dimension by
+    dimension (x, then y, then z), as the ICI does.
+
+    Along axis ``a`` every line carries a one-axis all-to-all whose blocks are
+    ``N / d_a`` times larger (all the pairs that share that leg), so its
+    busiest link carries ``load(d_a) V / (N d_a)`` bytes
+    (:func:`line_all_to_all_load`); the axes use different links, so
+    ``T = max_a load(d_a) V / (N d_a W)``. A square ``k x k`` torus gives
+    ``V / (8 k W)``; one axis alone gives the one-axis formulas above.
+
+    Introduced in the chapter *All-to-all: a sharded transpose*.
+    """
+    dims, kinds = _line_kinds(dims, kinds)
+    N = int(math.prod(dims))
+    return max((line_all_to_all_load(d, k) * V / (N * d * W) for d, k in zip(dims, kinds) if d > 1),
+               default=0.0)
 
 
 # -- hierarchical --------------------------------------------------------------------

@@ -67,7 +67,7 @@ __all__ = [
     "draw_tpu_system", "draw_switch", "draw_fat_tree", "draw_bisection", "draw_route",
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
-    "draw_link_loads", "draw_bandwidth_ladder",
+    "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
 ]
 
 # ---------------------------------------------------------------------------
@@ -2588,3 +2588,634 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
     alt = ("Horizontal bars on a log scale, from " + f"{names[0]} at {format_rate(vals[0])} down to "
            f"{names[-1]} at {format_rate(vals[-1])}: " + "; ".join(f"{nm} {format_rate(v)}" for nm, v in zip(names, vals)) + ".")
     return {"bars": bars, "sources": sources, "figure": fig, "axes": ax, "alt": alt}
+
+
+# ---------------------------------------------------------------------------
+# GPU clusters: a route through the fat tree, and schedules laid out by node
+# (introduced in the chapters *NVIDIA GPU cluster topology* and *GPU
+# collectives across nodes*)
+# ---------------------------------------------------------------------------
+
+#: Colour of a highlighted route and of the packet on it.
+ROUTE_COLOR = "#D55E00"
+
+
+def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hops: int | None = None,
+                        title: str | None = None):
+    """One route through a GPU cluster, drawn over :func:`draw_fat_tree`.
+
+    The route is the cluster's own (:meth:`~collectives_lib.topology.Topology.path`):
+    through the node's NVSwitch inside a node; GPU -> its rail's leaf -> GPU
+    between nodes on the same leaf; up through the spine otherwise. ``hops``
+    draws only the first ``hops`` links of the route and puts a marker (the
+    packet) on the node reached, so that a loop over ``hops`` animates the
+    packet's climb. The cluster must be small enough to be drawn GPU by GPU
+    (at most 8 nodes).
+
+    Introduced in the chapter *NVIDIA GPU cluster topology*.
+
+    Returns :func:`draw_fat_tree`'s dict plus ``"route"`` (LineCollection,
+    one path per hop drawn), ``"packet"`` (the marker), ``"path"`` (node ids
+    of the whole route) and ``"hops"`` (links drawn).
+    """
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(cluster, GpuCluster):
+        raise CollectivesError(f"draw_fat_tree_route draws a route in a GpuCluster, not {cluster!r}")
+    if cluster.num_nodes_ > 8:
+        raise CollectivesError(
+            f"draw_fat_tree_route draws clusters of at most 8 nodes GPU by GPU; {cluster!r} has "
+            f"{cluster.num_nodes_}")
+    src, dst = int(src), int(dst)
+    n = cluster.num_ranks
+    for x in (src, dst):
+        if not 0 <= x < n:
+            raise CollectivesError(f"GPU {x} is not a rank of {cluster!r} (0..{n - 1})")
+    if src == dst:
+        raise CollectivesError("a route needs two different GPUs")
+    path = cluster.path(src, dst)
+    total = len(path) - 1
+    hops = total if hops is None else int(hops)
+    if not 0 <= hops <= total:
+        raise CollectivesError(f"hops must be 0..{total} for this route, got {hops}")
+    art = draw_fat_tree(cluster, ax=ax, aggregate=False, title=title)
+    ax = art["axes"]
+
+    def centre(coll, i):
+        v = coll.get_paths()[i].vertices
+        return np.array([(v[:, 0].min() + v[:, 0].max()) / 2, (v[:, 1].min() + v[:, 1].max()) / 2])
+
+    gpus = {r: centre(art["nodes"], r) for r in range(n)}
+    leaves = {i: centre(art["leaves"], i) for i in range(cluster.num_leaves)}
+    spine_y = centre(art["spine"], 0)[1]
+    g = cluster.gpus_per_node
+    half = 0.27  # half the height of a GPU or leaf box in draw_fat_tree's coordinates
+
+    def nvswitch_pos(node):
+        """The node's NVSwitch bar, below its GPUs (as draw_fat_tree places it)."""
+        k = node - n
+        xs = [gpus[k * g + j][0] for j in range(g)]
+        return np.array([(min(xs) + max(xs)) / 2, gpus[k * g][1] - 1.2])
+
+    def leaf_pos(node):
+        return leaves[node - n - cluster.num_nodes_]
+
+    segs = []
+    for k in range(hops):
+        a, b = path[k], path[k + 1]
+        if a < n and b >= n and b < n + cluster.num_nodes_:          # GPU -> NVSwitch
+            segs.append([gpus[a] - [0, half], [gpus[a][0], nvswitch_pos(b)[1]], nvswitch_pos(b)])
+        elif a >= n and a < n + cluster.num_nodes_:                   # NVSwitch -> GPU
+            p = nvswitch_pos(a)
+            segs.append([p, [gpus[b][0], p[1]], gpus[b] - [0, half]])
+        elif a < n:                                                   # GPU -> leaf
+            segs.append([gpus[a] + [0, half], leaf_pos(b) - [0, 0.3]])
+        elif b < n:                                                   # leaf -> GPU
+            segs.append([leaf_pos(a) - [0, 0.3], gpus[b] + [0, half]])
+        elif b == cluster.spine_node:                                 # leaf -> spine
+            segs.append([leaf_pos(a) + [0, 0.3], [leaf_pos(a)[0], spine_y - 0.3]])
+        else:                                                         # spine -> leaf
+            x0 = leaf_pos(path[k - 1])[0]
+            segs.append([[x0, spine_y - 0.3], [x0, spine_y], [leaf_pos(b)[0], spine_y],
+                         [leaf_pos(b)[0], spine_y - 0.3], leaf_pos(b) + [0, 0.3]])
+    route = LineCollection([np.asarray(s, dtype=float) for s in segs], colors=ROUTE_COLOR, linewidths=3.0,
+                           zorder=5, capstyle="round", joinstyle="round")
+    ax.add_collection(route, autolim=False)
+    here = path[hops]
+    if here < n:
+        pos = gpus[here]
+    elif here < n + cluster.num_nodes_:
+        pos = nvswitch_pos(here)
+    elif here == cluster.spine_node:
+        pos = np.array([leaf_pos(path[hops - 1])[0], spine_y])
+    else:
+        pos = leaf_pos(here)
+    packet = ax.plot([pos[0]], [pos[1]], "o", ms=11, mfc=ROUTE_COLOR, mec="white", mew=1.5, zorder=6)[0]
+    for r in (src, dst):
+        ax.add_patch(Rectangle(gpus[r] - [0.45, 0.32], 0.9, 0.64, fill=False, edgecolor=ROUTE_COLOR,
+                               lw=2.0, zorder=5))
+    names = [cluster.node_label(x) for x in path]
+    art["alt"] = (art["alt"] + f" The route from {names[0]} to {names[-1]} ({total} links: "
+                  + " -> ".join(names) + f") is highlighted up to hop {hops}, where a dot marks the packet.")
+    art.update(route=route, packet=packet, path=path, hops=hops)
+    return art
+
+
+def _cluster_layout(num_ranks: int, gpus: int, rails: int):
+    """Positions of GPUs (num_ranks, 2), leaves (rails, 2) and node boxes for a by-node drawing."""
+    nodes = num_ranks // gpus
+    pitch = gpus + 0.8
+    r = np.arange(num_ranks)
+    gpu_pos = np.stack([(r // gpus) * pitch + (r % gpus), np.zeros(num_ranks)], axis=1)
+    width = nodes * pitch - 0.8 - 1
+    leaf_pos = np.stack([width * (np.arange(rails) + 0.5) / rails, np.full(rails, 2.6)], axis=1)
+    return gpu_pos, leaf_pos, pitch
+
+
+def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: int, ax=None, *,
+                           rails: int | None = None, title: str | None = None, legend: bool = True):
+    """The transfers of one step of a schedule on GPUs drawn node by node.
+
+    Ranks ``m * gpus_per_node + g`` are drawn as GPU ``g`` of node ``m``, the
+    nodes side by side, with one leaf switch per rail above them (GPU ``g``
+    is on rail ``g % rails``; ``rails`` defaults to ``gpus_per_node``). A
+    transfer inside a node is an arc through the node's NVSwitch, below the
+    GPUs; a transfer between nodes climbs to its rail's leaf and comes down
+    to the destination (through a "spine" line above the leaves when the two
+    GPUs are on different rails). Copies are blue and solid, reductions
+    vermillion and dashed, as in :func:`draw_transfers`. ``step=None`` draws
+    the GPUs only. The spine is drawn only when a transfer needs it: within
+    one Scalable Unit a rail-aligned schedule never does.
+
+    Introduced in the chapter *GPU collectives across nodes*.
+
+    Returns ``{"arrows": LineCollection (one path per transfer), "heads":
+    PolyCollection (one per transfer), "nodes": PolyCollection (one square
+    per GPU), "leaves", "labels", "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import FancyBboxPatch
+
+    g = int(gpus_per_node)
+    R = schedule.num_ranks
+    if g < 1 or R % g:
+        raise CollectivesError(f"{R} ranks do not split into nodes of {gpus_per_node} GPUs")
+    if schedule.num_participants != R:
+        raise CollectivesError("draw_cluster_transfers draws schedules between GPUs only (no switch agents)")
+    rails = g if rails is None else int(rails)
+    if rails < 1:
+        raise CollectivesError(f"rails must be >= 1, got {rails}")
+    M = R // g
+    gpu_pos, leaf_pos, pitch = _cluster_layout(R, g, rails)
+    fig, ax = _axes(ax, 2.6 if ax is None else None)
+    # node boxes with their NVSwitch
+    for m in range(M):
+        x0 = m * pitch - 0.5
+        ax.add_patch(FancyBboxPatch((x0, -1.15), g, 1.55, boxstyle="round,pad=0.02,rounding_size=0.15",
+                                    facecolor="white", edgecolor=LINK_COLORS["nvlink"], lw=1.3, zorder=0.5))
+        ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=6.5,
+                color=MUTED_COLOR, zorder=1)
+    # leaves and their NIC wires (faint)
+    wires = []
+    for r in range(R):
+        wires.append([gpu_pos[r] + [0, 0.28], leaf_pos[(r % g) % rails] - [0, 0.22]])
+    ax.add_collection(LineCollection(wires, colors=_tint(LINK_COLORS["ib"], 0.35), linewidths=0.6, zorder=0.4),
+                      autolim=False)
+    leaves = PolyCollection(_rects(leaf_pos[:, 0] - 0.45, leaf_pos[:, 1] - 0.22, 0.9, 0.44),
+                            facecolors=_tint(LINK_COLORS["ib"], 0.25), edgecolors=LINK_COLORS["ib"],
+                            linewidths=1.1, zorder=3)
+    ax.add_collection(leaves, autolim=False)
+    for i, p in enumerate(leaf_pos):
+        ax.text(*p, f"leaf {i}", ha="center", va="center", fontsize=6, zorder=4)
+    local = np.zeros(R, dtype=int)
+    for grp in schedule.groups:
+        local[grp] = np.arange(len(grp))
+    face = [to_rgba(rank_color(i)) for i in local]
+    nodes = PolyCollection(_rects(gpu_pos[:, 0] - 0.3, gpu_pos[:, 1] - 0.28, 0.6, 0.56), facecolors=face,
+                           edgecolors="#6e7781", linewidths=0.7, zorder=3)
+    ax.add_collection(nodes, autolim=False)
+    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=6.5 if R <= 32 else 5,
+                     color=_text_on(face[r]), zorder=4) for r in range(R)]
+    spine_y = 3.5
+    paths, ops = [], np.zeros(0, int)
+    need_spine = False
+    if step is not None:
+        t = schedule.steps[step].traffic
+        ops = t.op.astype(int)
+        for s, d in zip(t.src.astype(int).tolist(), t.dst.astype(int).tolist()):
+            ps, pd = gpu_pos[s], gpu_pos[d]
+            if s // g == d // g:   # NVLink: an arc below the GPUs
+                span = abs(pd[0] - ps[0])
+                depth = 0.2 + 0.085 * span
+                off = 0.08 if pd[0] > ps[0] else -0.08
+                tt = np.linspace(0, 1, 16)[:, None]
+                a, b = ps + [off, -0.28], pd + [off, -0.28]
+                c = (a + b) / 2 - [0, depth * 2]
+                curve = (1 - tt) ** 2 * a + 2 * (1 - tt) * tt * c + tt ** 2 * b
+                paths.append(curve)
+            else:                 # InfiniBand: up to the rail's leaf, down to the destination
+                ls, ld = leaf_pos[(s % g) % rails], leaf_pos[(d % g) % rails]
+                off = 0.1 if d > s else -0.1
+                pts = [ps + [off, 0.28], ls + [off, -0.22]]
+                if (s % g) % rails != (d % g) % rails:
+                    need_spine = True
+                    pts += [ls + [off, 0.22], [ls[0] + off, spine_y - 0.1], [ld[0] + off, spine_y - 0.1],
+                            ld + [off, 0.22]]
+                pts += [ld + [off, -0.22], pd + [off, 0.28]]
+                paths.append(np.asarray(pts, dtype=float))
+    colors = [OP_COLORS[_op_name(o)] for o in ops]
+    styles = [OP_LINESTYLES[_op_name(o)] for o in ops]
+    arrows = LineCollection(paths, colors=colors, linestyles=styles, linewidths=1.4, zorder=2, capstyle="butt")
+    ax.add_collection(arrows, autolim=False)
+    heads = PolyCollection(_arrow_heads(paths, 0.22) if paths else np.zeros((0, 3, 2)), facecolors=colors,
+                           edgecolors="none", zorder=2.5)
+    ax.add_collection(heads, autolim=False)
+    if need_spine:
+        ax.plot([leaf_pos[0, 0] - 0.5, leaf_pos[-1, 0] + 0.5], [spine_y, spine_y], color=LINK_COLORS["ib"], lw=4,
+                solid_capstyle="butt", zorder=1)
+        ax.text(leaf_pos[-1, 0] + 0.7, spine_y, "spine", va="center", fontsize=6.5)
+    if legend and len(ops):
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.6, label=o)
+                   for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
+        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, borderaxespad=0.0,
+                  handlelength=2.0)
+    xmax = max(M * pitch - 0.8, leaf_pos[-1, 0] + 1.6)
+    ax.set_xlim(-0.9, xmax)
+    ax.set_ylim(-1.6, spine_y + 0.4)
+    ax.set_aspect("equal")
+    _blank(ax)
+    if title is None:
+        if step is None:
+            title = f"{M} nodes x {g} GPUs, one leaf per rail"
+        else:
+            st = schedule.steps[step]
+            title = f"step {step + 1}: {len(st)} transfers" + (f" ({st.stage})" if st.stage else "")
+    ax.set_title(title, fontsize=9)
+    n_t = 0 if step is None else len(schedule.steps[step])
+    n_ib = sum(1 for p in paths if len(p) != 16)
+    alt = (f"{M} nodes of {g} GPUs side by side with {rails} leaf switches above them"
+           + (f"; {n_t} arrows for the transfers of step {step + 1}: {n_t - n_ib} inside nodes over NVLink "
+              f"and {n_ib} between nodes through the leaves" if step is not None else "") + ".")
+    return {"arrows": arrows, "heads": heads, "nodes": nodes, "leaves": leaves, "labels": texts,
+            "figure": fig, "axes": ax, "alt": alt}
+
+
+def draw_cluster_step(schedule: Schedule, step: int | None, gpus_per_node: int, ax=None, *, states=None,
+                      rails: int | None = None):
+    """One step of a schedule across GPU nodes: the transfers node by node
+    (:func:`draw_cluster_transfers`, top) and every buffer after the step
+    (:func:`draw_buffers`, bottom). ``ax`` may be None, a Figure or two Axes.
+
+    Introduced in the chapter *GPU collectives across nodes*.
+    """
+    R = schedule.num_ranks
+    fig, axes = _panel_axes(ax, 2, nrows=2, height=_cluster_step_height(R), height_ratios=[1.0, 0.25 + 0.06 * R])
+    states = _states(schedule, states)
+    t = draw_cluster_transfers(schedule, step, gpus_per_node, ax=axes[0], rails=rails,
+                               title="GPUs by node" if step is None else "transfers of this step")
+    after = 0 if step is None else step + 1
+    b = draw_buffers(schedule, after, ax=axes[1], states=states, labels=R <= 8, legend=False,
+                     title="buffers before step 1" if step is None else
+                     "buffers after this step (outlined: slots it wrote)")
+    b["axes"].title.set_fontsize(8.5)
+    b["axes"].tick_params(labelsize=6.5)
+    b["axes"].xaxis.label.set_fontsize(7)
+    g = int(gpus_per_node)
+    fig.suptitle(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
+                 f"{R // g} nodes x {g} GPUs\n" + _step_caption(schedule, step), fontsize=9)
+    alt = (f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} on {R // g} nodes of "
+           f"{g} GPUs. " + _step_caption(schedule, step) + " Top: " + t["alt"] + " Bottom: " + b["alt"])
+    out = {k: v for k, v in b.items() if k not in ("figure", "axes", "alt", "labels")}
+    out.update({k: v for k, v in t.items() if k not in ("figure", "axes", "alt", "labels")})
+    out.update(labels=t["labels"] + b["labels"], figure=fig, axes=axes, alt=alt)
+    return out
+
+
+def _cluster_step_height(num_ranks: int) -> float:
+    return min(6.4, 3.2 + 0.17 * num_ranks)
+
+
+def cluster_schedule_animation(schedule: Schedule, gpus_per_node: int, *, rails: int | None = None,
+                               fps: float = 1.0, title: str | None = None, max_frames: int = 40):
+    """A schedule across GPU nodes as a player: frame 0 is the start, frame k
+    shows step k (:func:`draw_cluster_step`), with captions and alt text.
+
+    Introduced in the chapter *GPU collectives across nodes*.
+    """
+    from .explore import animation
+
+    K = schedule.num_steps
+    if K + 1 > max_frames:
+        raise CollectivesError(
+            f"the schedule has {K} steps; an animation shows at most {max_frames - 1} (pass max_frames=)")
+    states = _states(schedule)
+    R = schedule.num_ranks
+
+    def frame(i):
+        fig, _ = new_figure(0, 0, pyplot=False, height=_cluster_step_height(R))
+        draw_cluster_step(schedule, None if i == 0 else i - 1, gpus_per_node, ax=fig, states=states, rails=rails)
+        return fig
+
+    g = int(gpus_per_node)
+    name = f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
+    captions = [_step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]
+    alt = (f"Animation of the {name} on {R // g} nodes of {g} GPUs: each step's transfers drawn node by node, "
+           "inside nodes over NVLink and between nodes through the rail's leaf switch, and every GPU's buffer")
+    return animation(frame, K + 1, fps=fps, alt=alt, captions=captions,
+                     title=title or f"{name} over {R // g} nodes x {g} GPUs, step by step")
+
+
+# ---------------------------------------------------------------------------
+# A message crossing hops: store-and-forward versus a packet pipeline
+# ---------------------------------------------------------------------------
+
+def _packet_places(hops: int, packets: int, slot: int, pipelined: bool) -> list[tuple[str, int]]:
+    """Where each packet is during time slot ``slot`` (0: before the first):
+    ("node", n) or ("link", h)."""
+    out = []
+    for k in range(packets):
+        if pipelined:
+            h = slot - 1 - k              # packet k crosses link h in slot h + k + 1
+        else:
+            g = slot - 1                  # the whole message crosses one link at a time
+            h = g // packets if 0 <= g < hops * packets else (-1 if g < 0 else hops)
+            j = g % packets
+            if 0 <= h < hops and k != j:
+                out.append(("node", h + 1 if k < j else h))
+                continue
+        if h < 0:
+            out.append(("node", 0))
+        elif h >= hops:
+            out.append(("node", hops))
+        else:
+            out.append(("link", h))
+    return out
+
+
+def draw_packet_pipeline(hops: int, packets: int, slot: int, ax=None):
+    """A message of ``packets`` packets crossing ``hops`` links, two ways, during one time slot.
+
+    Top row: the whole message crosses one link before the next link starts
+    (store-and-forward), ``hops * packets`` slots. Bottom row: every link
+    forwards each packet as soon as it has arrived, so the packets stream
+    through the links like a pipeline, ``hops + packets - 1`` slots; with many
+    small packets that is cut-through, ``hops * alpha + V / W``
+    (:func:`collectives_lib.costs.pipelined_send`). A slot is the time one
+    packet takes to cross one link, ``V / (packets W)``; ``slot`` 0 is the
+    start and ``hops * packets + 1`` the end. Packets are coloured and
+    numbered by their place in the message; busy links are drawn thick.
+
+    Introduced in the chapter *Moving bytes*.
+
+    Returns ``{"packets": PathCollection (two rows x packets squares),
+    "links": LineCollection (two rows x hops links), "finished": [bool, bool],
+    "labels", "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection
+
+    if int(hops) != hops or hops < 1 or int(packets) != packets or packets < 1:
+        raise CollectivesError(f"hops and packets must be whole numbers >= 1, got {hops!r} and {packets!r}")
+    hops, packets = int(hops), int(packets)
+    total = hops * packets
+    if not 0 <= slot <= total + 1:
+        raise CollectivesError(f"slot must be 0..{total + 1}, got {slot}")
+    fig, ax = _axes(ax, 2.9 if ax is None else None)
+    gap = 1.0
+    rows = ((gap, False, f"whole message per hop (store-and-forward): {total} slots"),
+            (0.0, True, f"pipelined in packets (towards cut-through): {hops + packets - 1} slots"))
+    step = min(0.14, 0.8 / packets)          # x spacing of queued packets, in link lengths
+    xs, ys, colors, segs, seg_busy, labels, finished = [], [], [], [], [], [], []
+    for y, pipelined, title in rows:
+        places = _packet_places(hops, packets, slot, pipelined)
+        busy = {where for kind, where in places if kind == "link"}
+        queues: dict[int, list[int]] = {}
+        for k, (kind, where) in enumerate(places):
+            if kind == "node":
+                queues.setdefault(where, []).append(k)
+        for k, (kind, where) in enumerate(places):
+            if kind == "link":
+                x, yy = where + 0.5, y
+            else:
+                q = queues[where]
+                x, yy = where + (q.index(k) - (len(q) - 1) / 2) * step, y + 0.3
+            xs.append(x)
+            ys.append(yy)
+            colors.append(rank_color(k))
+            if packets <= 12:
+                labels.append(ax.text(x, yy, str(k + 1), ha="center", va="center", fontsize=7,
+                                      color=_text_on(rank_color(k)), zorder=6))
+        for h in range(hops):
+            segs.append([(h, y), (h + 1, y)])
+            seg_busy.append(h in busy)
+        finished.append(bool(slot > 0 and all(p == ("node", hops) for p in places)))
+        labels.append(ax.text(-0.45, y + 0.5, title + ("  \u2713 delivered" if finished[-1] else ""),
+                              fontsize=8.5, color=TEXT_COLOR, va="bottom"))
+        for node in range(hops + 1):
+            name = "source" if node == 0 else ("destination" if node == hops else f"switch {node}")
+            labels.append(ax.text(node, y - 0.14, name, ha="center", va="top", fontsize=8, color=MUTED_COLOR))
+    links = LineCollection(segs, colors=[OP_COLORS["copy"] if b else FAINT_COLOR for b in seg_busy],
+                           linewidths=[4.0 if b else 1.5 for b in seg_busy], zorder=1)
+    ax.add_collection(links)
+    node_x = np.tile(np.arange(hops + 1), 2)
+    node_y = np.repeat([gap, 0.0], hops + 1)
+    ax.scatter(node_x, node_y, s=150, c=NODE_COLOR, edgecolors="#6e7781", linewidths=0.8, zorder=3)
+    pc = ax.scatter(xs, ys, s=170, marker="s", c=colors, edgecolors="white", linewidths=0.6, zorder=5)
+    ax.set_xlim(-0.5, hops + 0.5)
+    ax.set_ylim(-0.4, gap + 0.75)
+    _blank(ax)
+    when = "start" if slot == 0 else (f"after {total} slots" if slot > total else f"time slot {slot}")
+    ax.set_title(f"A message of {packets} packets crossing {hops} links: {when} "
+                 f"(one slot = one packet over one link)", fontsize=9.5)
+    alt = (f"Two rows of {hops + 1} nodes joined by {hops} links. At {when}, top row (store-and-forward): "
+           + ("all packets delivered" if finished[0] else "the message is still on its way")
+           + "; bottom row (pipelined): " + ("all packets delivered" if finished[1] else "packets stream along the links")
+           + ".")
+    return {"packets": pc, "links": links, "finished": finished, "labels": labels, "figure": fig, "axes": ax,
+            "alt": alt}
+
+
+def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1.5, title: str | None = None):
+    """:func:`draw_packet_pipeline` as a player: the start, one frame per time
+    slot until the store-and-forward row has delivered, and the end
+    (``hops * packets + 2`` frames).
+
+    Introduced in the chapter *Moving bytes*.
+    """
+    from .explore import animation
+
+    total = hops * packets
+    pipe = hops + packets - 1
+
+    def frame(i):
+        fig, ax = new_figure(height=2.9, pyplot=False)
+        draw_packet_pipeline(hops, packets, i, ax=ax)
+        return fig
+
+    def caption(i):
+        if i == 0:
+            return f"Start: all {packets} packets wait at the source."
+        if i > total:
+            return (f"Both delivered: {pipe} slots pipelined against {total} slots store-and-forward.")
+        if i <= pipe:
+            return (f"Slot {i}: pipelined, every busy link carries a different packet at once; "
+                    "store-and-forward, one link works while the others wait.")
+        return (f"Slot {i}: the pipelined message arrived after {pipe} slots; the store-and-forward one "
+                f"is on link {(i - 1) // packets + 1} of {hops}.")
+
+    return animation(frame, total + 2, fps=fps, captions=caption,
+                     alt=f"Animation of a {packets}-packet message crossing {hops} links, store-and-forward "
+                         f"against pipelined", title=title or "A message crossing links, slot by slot")
+
+
+def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | None = None):
+    """The stages of a :class:`~collectives_lib.workloads.Pipeline` as bars, slowest marked.
+
+    One horizontal bar per stage (in :data:`STAGE_COLORS`, labelled with its
+    time and what it moves), then two bars that combine them: the stages one
+    after another (stacked) and streamed, when they overlap and the slowest
+    stage sets the time (with ``chunks``, the pipelined time for that many
+    chunks instead). Linear time axis in the unit that suits the longest bar.
+
+    Introduced in the chapter *TPU cluster topology*.
+
+    Returns ``{"bars": list of BarContainer (one per stage), "total": the
+    stacked bar's containers, "streamed": BarContainer, "figure", "axes", "alt"}``.
+    """
+    stages = list(pipeline.stages)
+    if not stages:
+        raise CollectivesError("the pipeline has no stages to draw")
+    seq = float(pipeline.time_sequential)
+    streamed = float(pipeline.time_streamed if chunks is None else pipeline.time_pipelined(chunks))
+    neck = pipeline.bottleneck
+    K = len(stages)
+    fig, ax = _axes(ax, 1.0 + 0.36 * (K + 2) if ax is None else None)
+    scale, unit = _time_unit(seq)
+    y_stage = np.arange(K)[::-1] + 2.4
+    bars = []
+    for i, (st, y) in enumerate(zip(stages, y_stage)):
+        color = STAGE_COLORS[i % len(STAGE_COLORS)]
+        b = ax.barh([y], [st.seconds / scale], height=0.7, color=color, hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
+                    edgecolor=TEXT_COLOR if st is neck else "white", linewidth=1.8 if st is neck else 0.5)
+        bars.append(b)
+        label = f"  {format_time(st.seconds)}  ({st.describe()})" + ("  \u2190 bottleneck" if st is neck else "")
+        ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=7.5, color=TEXT_COLOR,
+                fontweight="bold" if st is neck else "normal")
+    left = 0.0
+    total = []
+    for i, st in enumerate(stages):
+        total.append(ax.barh([1.0], [st.seconds / scale], left=left, height=0.7,
+                             color=STAGE_COLORS[i % len(STAGE_COLORS)], hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
+                             edgecolor="white", linewidth=0.5))
+        left += st.seconds / scale
+    ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=7.5, color=TEXT_COLOR)
+    sb = ax.barh([0.0], [streamed / scale], height=0.7, color=FAINT_COLOR, edgecolor=TEXT_COLOR, linewidth=1.0)
+    ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}", va="center", ha="left", fontsize=7.5,
+            color=TEXT_COLOR)
+    streamed_name = "streamed: slowest stage" if chunks is None else f"pipelined, {chunks} chunks"
+    ax.set_yticks(list(y_stage) + [1.0, 0.0])
+    ax.set_yticklabels([st.name for st in stages] + ["one after another", streamed_name], fontsize=8)
+    ax.axhline(1.7, color=FAINT_COLOR, lw=0.8)
+    ax.set_xlim(0, seq / scale * 1.9)
+    ax.set_ylim(-0.6, y_stage[0] + 0.6)
+    ax.set_xlabel(f"time ({unit})", fontsize=9)
+    ax.tick_params(labelsize=7.5)
+    ax.grid(True, axis="x", color="#e6e8eb", lw=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=9.5)
+    alt = (f"Horizontal bars for {K} stages: "
+           + "; ".join(f"{st.name} {format_time(st.seconds)}" for st in stages)
+           + f". The slowest is {neck.name}. One after another they take {format_time(seq)}; "
+           + (f"streamed, {format_time(streamed)}." if chunks is None else
+              f"pipelined in {chunks} chunks, {format_time(streamed)}."))
+    return {"bars": bars, "total": total, "streamed": sb, "figure": fig, "axes": ax, "alt": alt}
+
+
+# ---------------------------------------------------------------------------
+# All-to-all as a transpose
+# ---------------------------------------------------------------------------
+
+def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, states=None, group: int = 0,
+                           ncols: int | None = None, title: str | None = None):
+    """An all-to-all seen as a transpose: one small origin x destination grid per rank.
+
+    Panel ``r`` shows what local rank ``r`` of group ``group`` holds after
+    ``after`` steps (0: before step 1). Cell ``(o, d)`` is the block origin
+    ``o`` sends to destination ``d``, in ``o``'s colour: pale in the rank's
+    own row (its send buffer), full in its own column ``d = r`` (blocks that
+    have arrived; partly filled while only some parts have), medium for
+    blocks it is passing on to other ranks, white when it has never held the
+    block. Cells written by step ``after`` are outlined in the copy colour.
+    Row ``r`` at the start and column ``r`` at the end: the transpose.
+    ``states`` takes a precomputed ``cl.replay(schedule)``; ``ax`` may be
+    None, a Figure or SubFigure, or a sequence of at least ``n`` Axes.
+
+    Returns ``{"cells": PolyCollection (n x n per panel, all panels),
+    "fills": PolyCollection (same count), "written": PolyCollection or None,
+    "figure", "axes", "alt"}``.
+
+    Introduced in the chapter *All-to-all: a sharded transpose*.
+    """
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Rectangle
+
+    if schedule.collective != "all_to_all":
+        raise CollectivesError(f"draw_all_to_all_blocks draws all-to-all schedules, not {schedule.collective}")
+    if len(schedule.group_shape) != 1:
+        raise CollectivesError("draw_all_to_all_blocks draws one line of ranks (a 1D group shape)")
+    if not 0 <= group < schedule.num_groups:
+        raise CollectivesError(f"group must be 0..{schedule.num_groups - 1}, got {group}")
+    states = _states(schedule, states)
+    if not 0 <= after < len(states):
+        raise CollectivesError(f"after must be 0..{len(states) - 1} (steps done), got {after}")
+    n = schedule.group_size
+    members = schedule.groups[group]
+    parts = schedule.num_slots // (n * n)
+    held = (states[after].contrib[members] != 0).reshape(n, n, n, parts).mean(axis=3)   # [rank, o, d]
+    ncols = ncols or (n if n <= 6 else -(-n // 2))
+    nrows = -(-n // ncols)
+    fig, axes = _panel_axes(ax, n, nrows=nrows, height=None if ax is not None else 1.0 + 1.3 * nrows)
+    written = np.zeros((n, n, n), dtype=bool)
+    if after >= 1:
+        wp, ws, _ = _written(schedule, after - 1)
+        local = {int(g): i for i, g in enumerate(members)}
+        coords = np.unravel_index(ws, schedule.slot_shape)
+        for p, o, d in zip(wp.tolist(), coords[0].tolist(), coords[1].tolist()):
+            if p in local:
+                written[local[p], o, d] = True
+    oo, dd = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")     # cell (o, d) at x = d, y = n-1-o
+    palette = np.array([to_rgba(rank_color(o)) for o in range(n)])
+    cells_all, fills_all, written_all = [], [], []
+    for r, a in enumerate(axes):
+        h = held[r]
+        face = np.tile(to_rgba(EMPTY_COLOR), (n, n, 1))
+        passing = (h > 0) & (dd != r) & (oo != r)
+        tints = np.array([to_rgba(_tint(rank_color(o), 0.55)) for o in range(n)])
+        face[passing] = tints[oo[passing]]
+        face[oo == r] = to_rgba(_tint(rank_color(r), 0.3))
+        cells = PolyCollection(_rects(dd.ravel() + 0.06, (n - 1 - oo).ravel() + 0.06, 0.88, 0.88),
+                               facecolors=face.reshape(-1, 4), edgecolors=FAINT_COLOR, linewidths=0.5, zorder=1)
+        a.add_collection(cells, autolim=False)
+        arrived = (dd == r) & (h > 0)
+        fills = PolyCollection(_rects(dd[arrived] + 0.06, (n - 1 - oo[arrived]) + 0.06, 0.88, 0.88 * h[arrived]),
+                               facecolors=palette[oo[arrived]], edgecolors="none", zorder=2)
+        a.add_collection(fills, autolim=False)
+        cells_all.append(cells)
+        fills_all.append(fills)
+        wo, wd = np.nonzero(written[r])
+        if len(wo):
+            wcol = PolyCollection(_rects(wd + 0.06, (n - 1 - wo) + 0.06, 0.88, 0.88), facecolors="none",
+                                  edgecolors=OP_COLORS["copy"], linewidths=1.4, zorder=3)
+            a.add_collection(wcol, autolim=False)
+            written_all.append(wcol)
+        a.add_patch(Rectangle((r, 0), 1, n, fill=False, edgecolor=TEXT_COLOR, lw=1.0, zorder=4))
+        a.set_xlim(-0.1, n + 0.1)
+        a.set_ylim(-0.1, n + 0.1)
+        a.set_aspect("equal")
+        _hide_frame(a)
+        a.set_xticks(np.arange(n) + 0.5)
+        a.set_xticklabels([str(d) for d in range(n)], fontsize=6)
+        a.set_yticks(np.arange(n) + 0.5)
+        a.set_yticklabels([str(o) for o in range(n)][::-1], fontsize=6)
+        a.set_title(f"rank {int(members[r])}", fontsize=8, pad=3)
+        if r % ncols:
+            a.set_yticklabels([])
+        else:
+            a.set_ylabel("from", fontsize=7, labelpad=1)
+        if r >= n - ncols:
+            a.set_xlabel("to", fontsize=7, labelpad=1)
+    if title is not None:
+        fig.suptitle(title, fontsize=9)
+    arrived_total = int(sum((held[r][:, r] >= 1).sum() for r in range(n)))
+    alt = (f"{n} small grids, one per rank, of the blocks of an all-to-all by origin (rows) and destination "
+           f"(columns) after {after} of {schedule.num_steps} steps: {arrived_total} of {n * n} blocks have "
+           "reached their destination column.")
+    return {"cells": cells_all, "fills": fills_all, "written": written_all or None,
+            "figure": fig, "axes": axes, "alt": alt}

@@ -280,6 +280,7 @@ class GpuSystem:
     nvswitch_reduce_flops: Figure | None  # SHARP throughput of the node's switches
     nvswitch_chips: int = 1
     nodes_per_su: int = 32
+    nvls_latency: Figure | None = None   # fixed cost of one in-switch (NVLS) operation
     notes: str = ""
 
     @property
@@ -295,6 +296,10 @@ class GpuSystem:
 _NVLINK_STEP = _f(0.3e-6, "s", "nccl-tuning",
                   "NCCL's model charges 0.6 us per ring step over NVLink (LL "
                   "protocol); we split it over the two links GPU->NVSwitch->GPU")
+_NVLS_LATENCY = _f(25e-6, "s", "nccl-tuning",
+                   "NCCL's model charges 25 us for an NVLink SHARP (NVLS) operation "
+                   "(hwLat NVLS, Simple protocol); we charge half on the way into the "
+                   "switch and half on the way out")
 _IB_LINK = _f(0.675e-6, "s", "nccl-tuning",
               "NCCL's model charges 2.7 us per ring step over the network (LL "
               "protocol); we split it over the four links of a path through a "
@@ -316,6 +321,7 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
                                  "400 GFLOP/s FP32 per NVSwitch chip, 4 chips per "
                                  "DGX H100 node"),
         nvswitch_chips=4,
+        nvls_latency=_NVLS_LATENCY,
     ),
     "dgx-b200": GpuSystem(
         name="dgx-b200", gpu="B200", gpus_per_node=8,
@@ -332,6 +338,7 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
                            "is a quarter of that per GPU"),
         nvswitch_reduce_flops=None,
         nvswitch_chips=2,
+        nvls_latency=_NVLS_LATENCY,
     ),
     "gb200-nvl72": GpuSystem(
         name="gb200-nvl72", gpu="GB200 (Blackwell)", gpus_per_node=72,
@@ -348,6 +355,7 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
                            "360 PFLOPS sparse BF16 per 72 GPUs, halved for dense"),
         nvswitch_reduce_flops=None,
         nvswitch_chips=18,
+        nvls_latency=_NVLS_LATENCY,
         nodes_per_su=8,
         notes="the rack is the scale-up domain (72 GPUs); we group its NICs into "
               "8 rails as in the 8-GPU designs, an assumption of this model",
@@ -364,6 +372,35 @@ def gpu_system(name: str) -> GpuSystem:
     return GPU_SYSTEMS[key]
 
 
+# Dense tensor-core peaks per GPU by number format (datasheets quote the
+# sparse figure, twice these). Introduced in the chapter *Depth, trees and the
+# network roofline* (the network ridge point); BF16 entries are the systems' own.
+PEAK_FLOPS: dict[str, dict[str, Figure]] = {
+    "A100": {
+        "bf16": _f(312e12, "FLOP/s", "nv-a100", "dense; 624 TFLOPS with sparsity; no FP8 or FP4"),
+    },
+    "H100": {
+        "bf16": GPU_SYSTEMS["dgx-h100"].peak_flops_bf16,
+        "fp8": _f(1979e12, "FLOP/s", "nv-h100",
+                  "dense; the datasheet's 3,958 TFLOPS is with sparsity; no FP4"),
+    },
+    "B200": {
+        "bf16": GPU_SYSTEMS["dgx-b200"].peak_flops_bf16,
+        "fp8": _f(4.5e15, "FLOP/s", "nv-b200",
+                  "dense; 72 PFLOPS FP8 per 8 GPUs is with sparsity"),
+        "fp4": _f(9e15, "FLOP/s", "nv-b200",
+                  "dense; 144 PFLOPS FP4 per 8 GPUs is with sparsity"),
+    },
+    "GB200": {
+        "bf16": GPU_SYSTEMS["gb200-nvl72"].peak_flops_bf16,
+        "fp8": _f(5e15, "FLOP/s", "nv-gb200",
+                  "dense; 720 PFLOPS FP8 per 72 GPUs is with sparsity"),
+        "fp4": _f(10e15, "FLOP/s", "nv-gb200",
+                  "dense; 1,440 PFLOPS FP4 per 72 GPUs is with sparsity"),
+    },
+}
+
+
 # ---------------------------------------------------------------------------
 # The interconnect ladder (one-way figures unless noted)
 # ---------------------------------------------------------------------------
@@ -375,6 +412,17 @@ NVLINK_GENERATIONS: dict[str, Figure] = {
     "Blackwell (NVLink 5)": _f(1.8e12, "B/s bidirectional", "nv-nvlink"),
     "Rubin (NVLink 6)": _f(3.6e12, "B/s bidirectional", "nv-rubin",
                            "the seed thread: NVLink 6 doubles NVLink 5"),
+}
+
+# Direct links per GPU: a GPU's NVLink bandwidth is split over this many links.
+# Introduced in the chapter *Moving bytes* (why eight GPUs need a switch).
+NVLINK_LINKS_PER_GPU: dict[str, Figure] = {
+    "H100 (NVLink 4)": _f(18, "links per GPU", "nv-nvlink",
+                          "18 fourth-generation links of 25 GB/s each way (50 GB/s "
+                          "bidirectional), 900 GB/s bidirectional in all"),
+    "Blackwell (NVLink 5)": _f(18, "links per GPU", "nv-nvlink",
+                               "18 fifth-generation links of 50 GB/s each way, 1.8 TB/s "
+                               "bidirectional in all"),
 }
 
 LADDER: dict[str, Figure] = {
@@ -420,6 +468,12 @@ MEASURED: dict[str, Figure] = {
                                   "about 30% over ring all-reduce in practice"),
     "tpu-near-peak-message": _f(10e6, "B", "seed-post",
                                 "TPU collectives reach near-peak bandwidth around 10 MB"),
+    "h100-near-peak-message": _f(1e9, "B", "seed-post",
+                                 "NCCL all-reduce on 8x H100 comes near its peak bus "
+                                 "bandwidth only around 1 GB, still ramping at multi-GB "
+                                 "sizes in older measurements and dropping noticeably "
+                                 "below about 100 MB (introduced in the chapter GPU "
+                                 "collectives within the node)"),
 }
 
 NVL72_SPINE_COPPER_CABLES = _f(5184, "cables", "seed-thread")
@@ -444,8 +498,13 @@ def all_figures() -> list[tuple[str, Figure]]:
             value = getattr(sysm, fld.name)
             if isinstance(value, Figure):
                 out.append((f"gpu.{key}.{fld.name}", value))
+    for gpu, by_format in PEAK_FLOPS.items():
+        for fmt, value in by_format.items():
+            out.append((f"peak.{gpu}.{fmt}", value))
     for key, value in NVLINK_GENERATIONS.items():
         out.append((f"nvlink.{key}", value))
+    for key, value in NVLINK_LINKS_PER_GPU.items():
+        out.append((f"nvlink_links.{key}", value))
     for key, value in LADDER.items():
         out.append((f"ladder.{key}", value))
     for key, value in MEASURED.items():

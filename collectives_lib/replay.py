@@ -290,3 +290,69 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State
                 f"{schedule.chunk_label(_slot_box(schedule, s))}"
             )
     return states
+
+
+def replay_inputs(schedule: Schedule, inputs) -> list[State]:
+    """Replay ``schedule`` on the caller's data instead of random numbers.
+
+    ``inputs[rank, slot, element]`` is what each rank starts with in each slot
+    of the schedule's grid (``schedule.slot_shape``, flattened); only the slots
+    a rank holds at the start are read (its own block for all-gather, its
+    blocks to every rank for all-to-all, everything for the reductions).
+    Returns the states before step 1 and after every step, like :func:`replay`;
+    ``states[-1].values[rank]`` is what the rank ends with. For example, an
+    all-to-all moves token activations grouped by source chip into groups by
+    destination expert.
+
+    Introduced in the chapter *All-to-all: a sharded transpose*.
+    """
+    x = np.asarray(inputs, dtype=float)
+    want = (schedule.num_ranks, schedule.num_slots)
+    if x.ndim == 2:
+        x = x[:, :, None]
+    if x.ndim != 3 or x.shape[:2] != want:
+        raise ScheduleError(
+            f"inputs must have shape (ranks, slots, elements) = ({want[0]}, {want[1]}, E) for this "
+            f"schedule (slot grid {schedule.slot_shape}), got {np.shape(inputs)}"
+        )
+    state, _ = initial_state(schedule, elements=x.shape[2])
+    held = state.contrib[: schedule.num_ranks] != 0
+    state.values[: schedule.num_ranks] = np.where(held[:, :, None], x, 0.0)
+    states = [state]
+    for k in range(schedule.num_steps):
+        state = apply_step(schedule, state, k)
+        states.append(state)
+    return states
+
+
+def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
+                  per_slot: bool = False) -> np.ndarray:
+    """When each block reaches each rank in an all-gather.
+
+    Returns ``steps[rank, block]`` (global rank; block = local index of the
+    rank that owns it in the rank's group): the number of steps after which
+    the rank first holds every slot of the block, 0 for its own block, -1 if
+    it never does. A picture of a schedule in one array: a unidirectional ring
+    gives diagonal bands, a bidirectional ring a V, a chain ``|r - b|``.
+    ``states`` takes a precomputed :func:`replay`. With ``per_slot=True`` the
+    answer is ``steps[rank, slot]``, one column per slot of the schedule's grid
+    (a 2D all-gather cuts every block in parts that travel separately).
+
+    Introduced in the chapter *Inside all-gather: rings, chains and two axes*.
+    """
+    if schedule.collective != "all_gather":
+        raise ScheduleError(
+            f"arrival_steps is for all-gather schedules, got a {schedule.collective}"
+        )
+    states = replay(schedule) if states is None else states
+    owner = _owner_of_slots(schedule)
+    n = schedule.group_size
+    R = schedule.num_ranks
+    held = np.stack([(s.contrib[:R] != 0) for s in states])        # (K+1, R, S)
+    if per_slot:
+        per_block = held
+    else:
+        per_block = np.stack([held[:, :, owner == b].all(axis=2) for b in range(n)], axis=2)
+    ever = per_block.any(axis=0)
+    first = np.argmax(per_block, axis=0)
+    return np.where(ever, first, -1).astype(np.int64)

@@ -104,10 +104,14 @@ def algorithm_crossover(topology, collective: str, algorithm_a: str, algorithm_b
 
 
 def ridge_point(peak_flops: float, fabric_bandwidth: float) -> float:
-    """FLOPs a step must do per byte it moves over the fabric to stay compute-bound."""
+    """FLOPs a step must do per byte it moves over the fabric to stay compute-bound.
+
+    Either argument may be a number or a sourced ``hardware.Figure``.
+    """
+    fabric_bandwidth = float(fabric_bandwidth)
     if not fabric_bandwidth > 0:
         raise CollectivesError("fabric bandwidth must be > 0")
-    return float(peak_flops) / float(fabric_bandwidth)
+    return float(peak_flops) / fabric_bandwidth
 
 
 def moe_traffic(num_ranks: int, tokens_per_rank: int, *, num_experts: int | None = None,
@@ -145,3 +149,315 @@ def moe_traffic(num_ranks: int, tokens_per_rank: int, *, num_experts: int | None
         dest[np.repeat(np.arange(tokens), top_k), host[chosen].ravel()] = True
         out[origin] = dest.sum(axis=0) * bytes_per_token
     return out
+
+
+# ---------------------------------------------------------------------------
+# Stragglers in closed form, hop counts, a slowed rank, pipeline bubbles.
+# Introduced in the chapter *Why communication decides scaling*.
+# ---------------------------------------------------------------------------
+
+def _check_lognormal(sigma: float, median: float) -> None:
+    if not sigma > 0:
+        raise CollectivesError(f"sigma (the spread of log step time) must be > 0, got {sigma}")
+    if not median > 0:
+        raise CollectivesError(f"median step time must be > 0, got {median}")
+
+
+def slowest_cdf(n: int, x, *, sigma: float = 0.25, median: float = 1.0) -> np.ndarray:
+    """P(slowest of ``n`` <= x) = F(x)^n, for the lognormal step times of
+    :func:`sample_slowest` (``median * exp(sigma * Z)``).
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    import math
+    n = check_num_ranks(n, what="number of participants")
+    _check_lognormal(sigma, median)
+    x = np.asarray(x, dtype=float)
+    z = np.log(np.maximum(x, 1e-300) / median) / sigma
+    upper = 0.5 * np.vectorize(math.erfc, otypes=[float])(z / math.sqrt(2.0))  # 1 - F(x), accurate in the tail
+    with np.errstate(divide="ignore"):
+        out = np.exp(n * np.log1p(-np.minimum(upper, 1.0)))
+    return np.where(x > 0, out, 0.0)
+
+
+def slowest_pdf(n: int, x, *, sigma: float = 0.25, median: float = 1.0) -> np.ndarray:
+    """Density of the slowest of ``n`` lognormal step times: ``n F(x)^(n-1) f(x)``.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    import math
+    n = check_num_ranks(n, what="number of participants")
+    _check_lognormal(sigma, median)
+    x = np.asarray(x, dtype=float)
+    safe = np.maximum(x, 1e-300)
+    z = np.log(safe / median) / sigma
+    f = np.exp(-0.5 * z * z) / (math.sqrt(2 * math.pi) * sigma * safe)
+    upper = 0.5 * np.vectorize(math.erfc, otypes=[float])(z / math.sqrt(2.0))
+    if n == 1:
+        head = np.ones_like(upper)
+    else:
+        with np.errstate(divide="ignore"):
+            head = np.exp((n - 1) * np.log1p(-np.minimum(upper, 1.0)))
+    return np.where(x > 0, n * head * f, 0.0)
+
+
+def slowest_median(n: int, *, sigma: float = 0.25, median: float = 1.0) -> float:
+    """Median of the slowest of ``n`` lognormal step times: the single-chip
+    quantile :func:`slowest_quantile` (``2^(-1/n)``) of ``median * exp(sigma Z)``.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    from statistics import NormalDist
+    _check_lognormal(sigma, median)
+    q = slowest_quantile(n)
+    if q >= 1.0:  # beyond double precision (n ~ 1e16); never reached in the book
+        raise CollectivesError(f"n = {n} is too large for double precision")
+    return float(median * np.exp(sigma * NormalDist().inv_cdf(q)))
+
+
+def hop_counts(topology, src: int = 0) -> np.ndarray:
+    """Links crossed on the route from endpoint ``src`` to every other endpoint
+    (in rank order, ``src`` left out). Where a torus splits a flow between two
+    equally short directions, both halves have the same length.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    n = topology.num_ranks
+    src = int(src)
+    if not 0 <= src < n:
+        raise CollectivesError(f"src must be an endpoint 0..{n - 1} of {topology!r}, got {src}")
+    if n == 1:
+        return np.zeros(0)
+    dst = np.array([d for d in range(n) if d != src], dtype=np.int64)
+    r = topology.routes(np.full(len(dst), src, dtype=np.int64), dst)
+    per_sub = np.bincount(r.inc_sub, minlength=len(r.sub_flow)).astype(float)
+    return np.bincount(r.sub_flow, weights=per_sub * r.sub_weight, minlength=len(dst))
+
+
+def slowed(topology, slowdown):
+    """A copy of ``topology`` in which every link into or out of each rank in
+    ``slowdown`` (a mapping rank -> factor) carries ``1 / factor`` of its
+    bandwidth: a straggler whose transfers take ``factor`` times longer.
+    Latencies are unchanged. The original is not modified.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    import copy
+
+    from .topology import Links
+
+    factors = np.ones(topology.num_nodes)
+    for rank, factor in dict(slowdown).items():
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank < topology.num_ranks:
+            raise CollectivesError(f"slowdown names rank {rank!r}, but {topology!r} has ranks "
+                                   f"0..{topology.num_ranks - 1}")
+        factor = float(factor)
+        if not (np.isfinite(factor) and factor >= 1.0):
+            raise CollectivesError(f"a slow-down factor must be a number >= 1 (1: full speed), "
+                                   f"got {factor} for rank {rank}")
+        factors[int(rank)] = factor
+    links = topology.links
+    per_link = np.maximum(factors[links.src], factors[links.dst])
+    out = copy.copy(topology)
+    out.__dict__["links"] = Links(links.src, links.dst, links.bandwidth / per_link,
+                                  links.latency, links.klass)
+    return out
+
+
+@dataclass(frozen=True)
+class RankTimeline:
+    """Per-step, per-rank timing of a bulk-synchronous schedule (see :func:`rank_timeline`).
+
+    ``busy[k, r]`` is how long rank r's own transfers (sent or received) take in
+    step k; ``step_times[k]`` the step's length (its slowest transfer);
+    ``start[k]`` when it begins. ``wait = step_times[:, None] - busy`` is what
+    each rank spends waiting for the others.
+    """
+
+    busy: np.ndarray
+    step_times: np.ndarray
+    start: np.ndarray
+
+    @property
+    def total(self) -> float:
+        return float(self.step_times.sum())
+
+    @property
+    def wait(self) -> np.ndarray:
+        return self.step_times[:, None] - self.busy
+
+
+def rank_timeline(schedule, topology, nbytes: float, slowdown=None) -> RankTimeline:
+    """Who is busy and who waits, step by step, when a schedule runs on a topology.
+
+    Each transfer takes what the simulator charges it (latencies along its
+    route plus the load of its busiest link over that link's bandwidth); a
+    step ends when its slowest transfer does. ``slowdown`` ({rank: factor})
+    slows the links of straggler ranks first (:func:`slowed`). The step times
+    equal :func:`~collectives_lib.simulate.simulate`'s ``step_times``.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    from .simulate import _participant_nodes
+
+    topo = slowed(topology, slowdown) if slowdown else topology
+    nodes = _participant_nodes(schedule, topo, None)
+    links = topo.links
+    P = schedule.num_ranks
+    busy = np.zeros((schedule.num_steps, P))
+    for k, step in enumerate(schedule.steps):
+        t = step.traffic
+        if t.path is not None and (np.asarray(t.path) >= 0).any():
+            raise CollectivesError("rank_timeline handles routed schedules only (no explicit paths)")
+        keep = t.fraction > 0
+        src_p, dst_p, frac = t.src[keep], t.dst[keep], t.fraction[keep] * float(nbytes)
+        if not len(frac):
+            continue
+        r = topo.routes(nodes[src_p], nodes[dst_p])
+        load = np.bincount(r.inc_link, weights=(frac[r.sub_flow] * r.sub_weight)[r.inc_sub],
+                           minlength=len(links))
+        drain = np.zeros(len(r.sub_flow))
+        np.maximum.at(drain, r.inc_sub, load[r.inc_link] / links.bandwidth[r.inc_link])
+        lat = np.bincount(r.inc_sub, weights=links.latency[r.inc_link], minlength=len(r.sub_flow))
+        flow_time = np.zeros(len(frac))
+        np.maximum.at(flow_time, r.sub_flow, lat + drain)
+        for ends in (src_p, dst_p):
+            ranks = ends < P
+            np.maximum.at(busy[k], ends[ranks], flow_time[ranks])
+        # transfers to or from an agent (a switch that reduces) count for their rank end only
+    step_times = busy.max(axis=1) if P else np.zeros(schedule.num_steps)
+    start = np.concatenate([[0.0], np.cumsum(step_times)[:-1]])
+    return RankTimeline(busy=busy, step_times=step_times, start=start)
+
+
+def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:
+    """Share of a pipeline-parallel step that each stage sits idle:
+    ``(p - 1) / (m + p - 1)`` for ``p`` stages and ``m`` micro-batches
+    (GPipe and 1F1B alike, whatever the forward and backward times).
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    p = check_num_ranks(stages, what="number of pipeline stages")
+    m = check_num_ranks(microbatches, what="number of micro-batches")
+    return (p - 1) / (m + p - 1)
+
+
+@dataclass(frozen=True)
+class PipelineTask:
+    """One forward or backward pass of one micro-batch on one pipeline stage."""
+
+    stage: int
+    microbatch: int
+    phase: str      # "forward" or "backward"
+    start: float
+    end: float
+
+
+def gpipe_schedule(stages: int, microbatches: int, *, forward: float = 1.0,
+                   backward: float = 2.0) -> list[PipelineTask]:
+    """The GPipe schedule: every micro-batch's forward pass flows down the
+    stages, then the backward passes flow back up in reverse order. Times are
+    in units of ``forward`` and ``backward`` (one micro-batch on one stage).
+
+    The step lasts ``(m + p - 1)(forward + backward)`` and each stage is busy
+    ``m (forward + backward)`` of it, so the idle share is
+    :func:`pipeline_bubble_fraction`.
+
+    Introduced in the chapter *Why communication decides scaling*.
+    """
+    p = check_num_ranks(stages, what="number of pipeline stages")
+    m = check_num_ranks(microbatches, what="number of micro-batches")
+    if not (forward > 0 and backward > 0):
+        raise CollectivesError("forward and backward times must be > 0")
+    tasks = [PipelineTask(s, j, "forward", (s + j) * forward, (s + j + 1) * forward)
+             for s in range(p) for j in range(m)]
+    t0 = (m + p - 1) * forward
+    tasks += [PipelineTask(s, j, "backward", t0 + ((p - 1 - s) + (m - 1 - j)) * backward,
+                           t0 + ((p - 1 - s) + (m - j)) * backward)
+              for s in range(p) for j in range(m)]
+    return sorted(tasks, key=lambda t: (t.start, t.stage))
+
+
+# ---------------------------------------------------------------------------
+# How large a message must be, and a cost table for a whole system.
+# Introduced in the chapters *GPU collectives within the node* and *GPU
+# collectives across nodes*.
+# ---------------------------------------------------------------------------
+
+def size_at_fraction(schedule, topology, fraction: float = 0.9, *, overhead: float = 0.0,
+                     lo: float = 1.0, hi: float = 1e13, points: int = 800) -> float | None:
+    """Smallest array size V at which ``schedule`` reaches ``fraction`` of its peak bandwidth.
+
+    The peak is the large-message limit of algbw (equivalently busbw), where
+    latency no longer counts. In the alpha-beta model ``t = L + B V`` the
+    answer is ``V = f L / ((1 - f) B)``; the simulator's times are used, so
+    pipelined stages and shared links count too. ``overhead`` is a per-step
+    software cost added to every step (as in :func:`~collectives_lib.simulate.simulate`).
+    Returns None if the fraction is not reached below ``hi`` bytes.
+
+    Introduced in the chapter *GPU collectives within the node*.
+    """
+    from .simulate import simulate_sizes
+
+    fraction = float(fraction)
+    if not 0.0 < fraction < 1.0:
+        raise CollectivesError(f"fraction must be between 0 and 1 (exclusive), got {fraction}")
+    if not 0 < lo < hi:
+        raise CollectivesError(f"need 0 < lo < hi, got lo={lo}, hi={hi}")
+    sizes = np.geomspace(lo, hi, int(points))
+    huge = 1e18
+    times = simulate_sizes(schedule, topology, np.concatenate([sizes, [huge]]), overhead=overhead)
+    if not times[-1] > 0:
+        raise CollectivesError("the schedule takes no time at any size (no bytes move)")
+    peak = huge / times[-1]
+    eff = sizes / times[:-1] / peak
+    above = np.nonzero(eff >= fraction)[0]
+    if not len(above):
+        return None
+    i = int(above[0])
+    if i == 0:
+        return float(sizes[0])
+    # interpolate in log size between the last point below and the first above
+    x0, x1 = np.log(sizes[i - 1]), np.log(sizes[i])
+    e0, e1 = eff[i - 1], eff[i]
+    t = (fraction - e0) / (e1 - e0) if e1 > e0 else 1.0
+    return float(np.exp(x0 + t * (x1 - x0)))
+
+
+def collective_costs(topology, nbytes: float, collectives=("all_gather", "reduce_scatter",
+                                                            "all_reduce", "all_to_all"), *,
+                     algorithm: str = "auto", axes=None, overhead: float = 0.0) -> list[dict]:
+    """One row per collective: the algorithm ``auto`` picks (or ``algorithm``), and its
+    time, algbw and busbw for an array of about ``nbytes`` bytes.
+
+    Each size is rounded to the nearest size the schedule can split evenly
+    (``Schedule.round_size``), and the row says which size was used. ``nbytes``
+    is the book's V for every collective (see the notation page): for
+    all-to-all, the total over all ranks. A collective that does not apply to
+    the topology gets a row with ``"error"`` set instead of times.
+
+    Introduced in the chapter *GPU collectives across nodes* (the closing table).
+    """
+    from .collectives import build, choose
+    from .errors import CollectivesError as _Err
+    from .simulate import simulate
+
+    rows = []
+    for coll in collectives:
+        try:
+            alg = algorithm
+            reason = "chosen by the caller"
+            if alg == "auto":
+                choice = choose(coll, topology, int(nbytes), axes)
+                alg, reason = choice.algorithm, choice.reason
+            sched = build(coll, topology, alg, axes=axes)
+            size = sched.round_size(int(nbytes))
+            r = simulate(sched, topology, size, overhead=overhead)
+        except _Err as exc:
+            rows.append({"collective": coll, "algorithm": None, "error": str(exc)})
+            continue
+        rows.append({"collective": coll, "algorithm": alg, "reason": reason, "nbytes": size,
+                     "group_size": r.group_size, "steps": r.num_steps, "time": r.time,
+                     "algbw": r.algbw, "busbw": r.busbw, "bottleneck": r.bottleneck,
+                     "error": None})
+    return rows

@@ -634,6 +634,62 @@ def mesh(dims, *, bandwidth, latency: float = 0.0, link_class: str = "link") -> 
 
 
 # ---------------------------------------------------------------------------
+# A full mesh: a direct link between every pair
+# ---------------------------------------------------------------------------
+
+class FullMesh(Topology):
+    """``n`` endpoints with a direct full-duplex link between every pair.
+
+    ``bandwidth`` is what one pair's link carries one way: with ``L`` physical
+    links per endpoint split evenly over its ``n-1`` peers, that is
+    ``L // (n-1)`` links' worth. Routing is direct (one hop). It has
+    ``n(n-1)/2`` pair links (``len(links) // 2`` directed ones).
+
+    Introduced in the chapter *Moving bytes* (why eight GPUs need a switch).
+    """
+
+    def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
+        self.num_ranks = check_num_ranks(n)
+        self.num_nodes = self.num_ranks
+        self.bandwidth = _positive(bandwidth, "bandwidth (bytes/s, one way, per pair)")
+        self.latency = _nonnegative(latency, "latency (s per hop)")
+        if link_class not in LINK_CLASSES:
+            raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
+        self.link_class = link_class
+        self.mesh_shape = (self.num_ranks,)
+        self.axis_names = ("x",)
+
+    def __repr__(self) -> str:
+        return (f"FullMesh({self.num_ranks}, bandwidth={_fmt(self.bandwidth)}, "
+                f"latency={_fmt(self.latency)})")
+
+    @property
+    def num_pair_links(self) -> int:
+        """Pairs joined by a link: ``n(n-1)/2``."""
+        return self.num_ranks * (self.num_ranks - 1) // 2
+
+    def _build_links(self) -> Links:
+        n = self.num_ranks
+        src, dst = np.nonzero(~np.eye(n, dtype=bool))
+        b = _LinkBuilder()
+        b.add(src, dst, self.bandwidth, self.latency, self.link_class)
+        return b.build()
+
+    def routes(self, src, dst) -> Routes:
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        n = self.num_ranks
+        if len(src) and (src.max() >= n or dst.max() >= n or src.min() < 0 or dst.min() < 0):
+            raise CollectivesError(f"a flow names a node outside {self!r}")
+        flows = np.arange(len(src), dtype=np.int64)
+        moving = src != dst
+        # directed link u -> v has id u * (n - 1) + (v if v < u else v - 1)
+        s, d = src[moving], dst[moving]
+        link = s * (n - 1) + np.where(d < s, d, d - 1)
+        return Routes(flows, np.ones(len(src)), flows[moving], link.astype(np.int64))
+
+
+# ---------------------------------------------------------------------------
 # One switch
 # ---------------------------------------------------------------------------
 
@@ -647,7 +703,7 @@ class Switch(Topology):
 
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0,
                  link_class: str = "link", reduce_flops: float | None = None,
-                 name: str | None = None):
+                 name: str | None = None, agent_latency: float = 0.0):
         self.num_ranks = check_num_ranks(n)
         self.num_nodes = self.num_ranks + 1
         self.bandwidth = _positive(bandwidth, "bandwidth (bytes/s, one way)")
@@ -656,6 +712,7 @@ class Switch(Topology):
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class
         self.reduce_flops = None if reduce_flops is None else _positive(reduce_flops, "reduce_flops")
+        self.agent_latency_ = _nonnegative(agent_latency, "agent_latency (s)")
         self.name = name
         self.mesh_shape = (self.num_ranks,)
         self.axis_names = ("x",)
@@ -682,6 +739,10 @@ class Switch(Topology):
 
     def reduce_rate(self, node: int) -> float | None:
         return self.reduce_flops if node == self.num_ranks else None
+
+    def agent_latency(self, node: int) -> float:
+        """Fixed cost of entering or leaving the switch as a participant (SHARP, multicast)."""
+        return self.agent_latency_ if node == self.num_ranks else 0.0
 
     def _build_links(self) -> Links:
         n = self.num_ranks
@@ -734,6 +795,7 @@ def nvswitch_node(system: str = "dgx-h100", *, bandwidth: float | None = None,
         link_class="nvlink",
         reduce_flops=None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops),
         name=s.name,
+        agent_latency=0.0 if s.nvls_latency is None else float(s.nvls_latency) / 2,
     )
 
 
@@ -1132,6 +1194,12 @@ class GpuCluster(Topology):
         if self.num_ranks <= node < self.num_ranks + self.num_nodes_:
             return self.reduce_flops
         return None
+
+    def agent_latency(self, node: int) -> float:
+        """Fixed cost of entering or leaving a node's NVSwitch as a participant (NVLS)."""
+        if self.num_ranks <= node < self.num_ranks + self.num_nodes_ and self.system.nvls_latency:
+            return float(self.system.nvls_latency) / 2
+        return 0.0
 
     def _build_links(self) -> Links:
         n, m, g = self.num_ranks, self.num_nodes_, self.gpus_per_node

@@ -1,0 +1,360 @@
+"""Worked examples that chain data movement with memory and compute.
+
+A job that loads an array from CPU hosts, moves it between chips over ICI,
+streams it out of HBM and multiplies it is a *pipeline* of stages. Each
+stage's time comes from the library (topologies, the simulator, the hardware
+figures); when the stages overlap, as streaming makes them, the slowest stage
+sets the pace, and when they do not, the times add up. :class:`Pipeline`
+holds the stages and answers both questions.
+
+Calculators:
+
+* :func:`offloaded_matmul` -- the TPU cluster chapter's big example: a matrix
+  sharded over a slice, offloaded to host DRAM, gathered onto one chip and
+  multiplied there.
+* :func:`gather_bound` -- the least time any gather onto one chip can take:
+  the bytes it lacks over the bandwidth of the links into it.
+* :func:`fsdp_layer` -- the all-gather chapter's worked example: gather one
+  layer's sharded weights over a mesh axis while the chip computes.
+
+Introduced in the chapter *TPU cluster topology*.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import hardware as hw
+from .errors import CollectivesError
+from .units import format_bytes, format_flops, format_rate, format_time
+
+__all__ = ["Stage", "Pipeline", "OffloadedMatmul", "FsdpLayer", "offloaded_matmul",
+           "gather_bound", "fsdp_layer"]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a pipeline: ``work`` units (bytes or FLOPs) at ``rate`` per second.
+
+    ``seconds`` is what the stage takes on its own; it can exceed
+    ``work / rate`` when the stage is limited by a bottleneck inside it (a
+    busiest link), which ``detail`` names.
+    """
+
+    name: str
+    seconds: float
+    work: float
+    unit: str          # "B" or "FLOP"
+    rate: float        # the nominal rate: bytes/s or FLOP/s
+    detail: str = ""
+
+    def describe(self) -> str:
+        amount = (format_bytes(self.work) if self.unit == "B"
+                  else format_flops(self.work).removesuffix("/s"))
+        rate = format_rate(self.rate) if self.unit == "B" else format_flops(self.rate)
+        return f"{amount} at {rate}"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Stages that one piece of data passes through in order.
+
+    ``time_sequential`` runs them one after another; ``time_streamed`` is the
+    limit when the data is cut into many chunks and every stage works on a
+    different chunk at once (the slowest stage sets the time);
+    :meth:`time_pipelined` is the time for a given number of chunks.
+    """
+
+    stages: tuple[Stage, ...]
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.stages:
+            raise CollectivesError("a pipeline needs at least one stage")
+
+    def __getitem__(self, name: str) -> Stage:
+        for st in self.stages:
+            if st.name == name:
+                return st
+        raise CollectivesError(
+            f"no stage called {name!r}; the stages are {', '.join(s.name for s in self.stages)}"
+        )
+
+    @property
+    def stage_times(self) -> dict[str, float]:
+        return {st.name: st.seconds for st in self.stages}
+
+    @property
+    def bottleneck(self) -> Stage:
+        """The slowest stage."""
+        return max(self.stages, key=lambda st: st.seconds)
+
+    @property
+    def time_sequential(self) -> float:
+        """Every stage waits for the previous one to finish: the sum."""
+        return float(sum(st.seconds for st in self.stages))
+
+    @property
+    def time_streamed(self) -> float:
+        """All stages overlap perfectly: the slowest stage."""
+        return float(self.bottleneck.seconds)
+
+    def time_pipelined(self, chunks: int) -> float:
+        """Data cut into ``chunks`` equal pieces that flow through the stages.
+
+        With stage times ``T_i`` each chunk spends ``T_i / k`` in stage i, so
+        the last chunk leaves after ``sum(T_i)/k + (k-1)/k * max(T_i)``: the
+        sum for one chunk, the slowest stage as ``k`` grows.
+        """
+        if isinstance(chunks, bool) or int(chunks) != chunks or chunks < 1:
+            raise CollectivesError(f"chunks must be a whole number >= 1, got {chunks!r}")
+        k = int(chunks)
+        return self.time_sequential / k + (k - 1) / k * self.time_streamed
+
+    def __str__(self) -> str:
+        width = max(len(st.name) for st in self.stages)
+        lines = []
+        for st in self.stages:
+            mark = "  <- bottleneck" if st is self.bottleneck else ""
+            lines.append(f"{st.name:<{width}}  {format_time(st.seconds):>9}  "
+                         f"({st.describe()}){mark}")
+        lines.append(f"{'one after another':<{width}}  {format_time(self.time_sequential):>9}")
+        lines.append(f"{'streamed':<{width}}  {format_time(self.time_streamed):>9}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Gathers onto one chip
+# ---------------------------------------------------------------------------
+
+def gather_bound(topology, root, nbytes: float) -> float:
+    """Least time to gather ``nbytes`` (spread evenly over every endpoint) onto ``root``.
+
+    The root lacks ``(N-1)/N`` of the bytes, and they can only arrive over the
+    links that end at it: ``(N-1)/N * nbytes / sum(bandwidth into root)``. A
+    corner chip of a v5e 4x4 slice (no wraparound) has two such links.
+    """
+    if hasattr(topology, "rank_of") and np.iterable(root):
+        root = topology.rank_of(root)
+    root = int(root)
+    if not 0 <= root < topology.num_ranks:
+        raise CollectivesError(f"root {root} is not an endpoint of {topology!r}")
+    if not nbytes > 0:
+        raise CollectivesError(f"nbytes must be positive, got {nbytes!r}")
+    links = topology.links
+    into = float(links.bandwidth[links.dst == root].sum())
+    n = topology.num_ranks
+    return (n - 1) / n * float(nbytes) / into
+
+
+# ---------------------------------------------------------------------------
+# The offloaded matrix multiplication of the TPU cluster chapter
+# ---------------------------------------------------------------------------
+
+ICI_ROUTINGS = {"dimension-order": "shortest", "shortest": "shortest", "disjoint": "disjoint"}
+
+
+@dataclass(frozen=True)
+class OffloadedMatmul(Pipeline):
+    """:func:`offloaded_matmul`'s answer: the stages plus what they were computed from.
+
+    ``ici_options`` gives the gather's time three ways: ``"dimension-order"``
+    (every block on the ICI's own x-then-y route), ``"disjoint"`` (every block
+    split over the link-disjoint routes to the root) and ``"lower bound"``
+    (:func:`gather_bound`). ``fits_in_hbm`` says whether the whole matrix
+    fits in the root chip's HBM; ``streamed_footprint`` is what the root must
+    hold if it multiplies shard by shard as the data arrives (two shards in
+    flight, the right-hand matrix and the result).
+    """
+
+    generation: str = ""
+    shape: tuple[int, ...] = ()
+    num_chips: int = 0
+    num_hosts: int = 0
+    matrix_bytes: float = 0.0
+    shard_bytes: float = 0.0
+    rhs_bytes: float = 0.0
+    out_bytes: float = 0.0
+    flops: float = 0.0
+    hbm_capacity: float = 0.0
+    ici_routing: str = "disjoint"
+    ici_options: dict = field(default_factory=dict)
+
+    @property
+    def fits_in_hbm(self) -> bool:
+        return self.matrix_bytes + self.rhs_bytes + self.out_bytes <= self.hbm_capacity
+
+    @property
+    def hbm_overflow(self) -> float:
+        """How many times the root's HBM the whole matrix needs."""
+        return self.matrix_bytes / self.hbm_capacity
+
+    @property
+    def streamed_footprint(self) -> float:
+        return 2 * self.shard_bytes + self.rhs_bytes + self.out_bytes
+
+
+def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 1024,
+                     cols: int = 128 * 1024, rhs_cols: int = 128, dtype_bytes: int = 2,
+                     rhs_dtype_bytes: int = 2, out_dtype_bytes: int = 2, root=None,
+                     ici_routing: str = "disjoint", pcie_bandwidth: float | None = None) -> OffloadedMatmul:
+    """Time the seed post's example: gather a host-offloaded matrix onto one chip and multiply.
+
+    A ``rows x cols`` matrix A of ``dtype_bytes`` per element is sharded evenly
+    over a TPU slice of ``shape`` and sits in the DRAM of the slice's CPU
+    hosts. It is multiplied on chip ``root`` (default: the origin) by a
+    ``cols x rhs_cols`` matrix B. The stages:
+
+    1. **PCIe**: every chip loads its shard from its host, all at once
+       (:func:`~collectives_lib.collectives.time_flows` on
+       :func:`~collectives_lib.topology.tpu_system`).
+    2. **ICI**: the chips send their shards to the root
+       (:func:`~collectives_lib.collectives.build_gather`, simulated), with
+       ``ici_routing`` ``"dimension-order"`` or ``"disjoint"``.
+    3. **HBM**: the matrix units read A and B out of HBM and write the result
+       C (``rows x rhs_cols``, ``out_dtype_bytes`` per element).
+    4. **compute**: ``2 * rows * cols * rhs_cols`` FLOPs at the chip's peak.
+
+    ``pcie_bandwidth`` overrides the generation's per-chip PCIe figure.
+    Returns an :class:`OffloadedMatmul` (a :class:`Pipeline`).
+    """
+    from .collectives import build_gather, time_flows
+    from .simulate import simulate
+    from .topology import tpu_system
+
+    for name, v in (("rows", rows), ("cols", cols), ("rhs_cols", rhs_cols),
+                    ("dtype_bytes", dtype_bytes), ("rhs_dtype_bytes", rhs_dtype_bytes),
+                    ("out_dtype_bytes", out_dtype_bytes)):
+        if isinstance(v, bool) or int(v) != v or v < 1:
+            raise CollectivesError(f"{name} must be a whole number >= 1, got {v!r}")
+    if ici_routing not in ICI_ROUTINGS:
+        raise CollectivesError(
+            f"ici_routing must be 'dimension-order' or 'disjoint', got {ici_routing!r}"
+        )
+    kw = {} if pcie_bandwidth is None else {"pcie_bandwidth": pcie_bandwidth}
+    system = tpu_system(generation, shape, **kw)
+    sl = system.slice
+    gen = sl.generation
+    for what, fig in (("HBM bandwidth", gen.hbm_bandwidth), ("HBM capacity", gen.hbm_capacity),
+                      ("peak FLOP/s", gen.peak_flops_bf16), ("PCIe bandwidth", gen.pcie_bandwidth)):
+        if fig is None:
+            raise CollectivesError(f"TPU {gen.name} has no {what} figure in cl.hardware")
+    n = sl.num_ranks
+    root_rank = 0 if root is None else (sl.rank_of(root) if np.iterable(root) else int(root))
+    if not 0 <= root_rank < n:
+        raise CollectivesError(f"root {root!r} is not a chip of the {'x'.join(map(str, sl.dims))} slice")
+    matrix = int(rows) * int(cols) * int(dtype_bytes)
+    if matrix % n:
+        raise CollectivesError(
+            f"a {rows} x {cols} matrix of {dtype_bytes}-byte elements ({matrix} bytes) does "
+            f"not split into {n} equal shards"
+        )
+    shard = matrix // n
+    rhs = int(cols) * int(rhs_cols) * int(rhs_dtype_bytes)
+    out = int(rows) * int(rhs_cols) * int(out_dtype_bytes)
+    flops = 2.0 * rows * cols * rhs_cols
+
+    # 1. PCIe: hosts -> their chips, all chips at once
+    flows = [(f"host{system.host_of(c)}", c, shard) for c in range(n)]
+    pcie = time_flows(system, flows)
+    pcie_rate = float(system.pcie_bandwidth)
+    # 2. ICI: gather onto the root, both routings, and the bound
+    options = {}
+    for label, paths in (("dimension-order", "shortest"), ("disjoint", "disjoint")):
+        sched = build_gather(sl, root_rank, paths=paths)
+        options[label] = simulate(sched, sl, matrix).time
+    options["lower bound"] = gather_bound(sl, root_rank, matrix)
+    chosen = "dimension-order" if ICI_ROUTINGS[ici_routing] == "shortest" else "disjoint"
+    links_in = int((sl.links.dst == root_rank).sum())
+    # 3. HBM and 4. compute
+    hbm_rate = float(gen.hbm_bandwidth)
+    hbm_bytes = matrix + rhs + out
+    peak = float(gen.peak_flops_bf16)
+    stages = (
+        Stage("PCIe: hosts to chips", pcie.time, matrix, "B", pcie_rate * n,
+              f"each of {n} chips loads its {format_bytes(shard)} shard from its host at "
+              f"{format_rate(pcie_rate)}"),
+        Stage("ICI: gather onto the root", options[chosen], (n - 1) / n * matrix, "B",
+              links_in * float(sl.bandwidth),
+              f"{format_bytes((n - 1) / n * matrix)} into chip {sl.coords(root_rank)} over its "
+              f"{links_in} incoming links, {'split over disjoint routes' if chosen == 'disjoint' else 'on dimension-order routes'}"),
+        Stage("HBM to matrix units", hbm_bytes / hbm_rate, hbm_bytes, "B", hbm_rate,
+              "read A and B, write the result"),
+        Stage("compute", flops / peak, flops, "FLOP", peak,
+              f"2 x {rows} x {cols} x {rhs_cols} FLOPs at peak"),
+    )
+    notes = []
+    cap = float(gen.hbm_capacity)
+    if matrix + rhs + out > cap:
+        notes.append(f"A alone is {format_bytes(matrix)}, {matrix / cap:.2f}x the root's "
+                     f"{format_bytes(cap)} of HBM: it cannot be gathered whole; stream it")
+    return OffloadedMatmul(
+        stages=stages, notes=tuple(notes), generation=gen.name, shape=tuple(sl.dims),
+        num_chips=n, num_hosts=system.num_hosts, matrix_bytes=float(matrix),
+        shard_bytes=float(shard), rhs_bytes=float(rhs), out_bytes=float(out), flops=flops,
+        hbm_capacity=cap, ici_routing=chosen, ici_options=options,
+    )
+
+
+# ---------------------------------------------------------------------------
+# FSDP: gather a layer's weights while computing
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FsdpLayer(Pipeline):
+    """:func:`fsdp_layer`'s answer. ``break_even_tokens`` is the number of
+    tokens per chip at which computing the layer takes as long as gathering its
+    weights: with more, prefetching the next layer's weights hides the gather."""
+
+    params: float = 0.0
+    weight_bytes: float = 0.0
+    tokens_per_chip: int = 0
+    group_size: int = 0
+    algorithm: str = ""
+    break_even_tokens: float = 0.0
+
+
+def fsdp_layer(topology, params: float, tokens_per_chip: int, *, axes="x",
+               bytes_per_param: int = 2, algorithm: str = "auto",
+               peak_flops: float | None = None) -> FsdpLayer:
+    """One FSDP layer: all-gather its sharded weights over ``axes``, then compute.
+
+    The weights (``params x bytes_per_param`` bytes) are sharded over the
+    chips of each group along ``axes``; the all-gather is built and simulated
+    on ``topology`` (a TPU slice). The forward pass of the layer costs
+    ``2 x params x tokens_per_chip`` FLOPs per chip at ``peak_flops`` (default:
+    the slice's generation's bf16 peak). The stages are ``"all-gather"`` and
+    ``"compute"``; with prefetching they overlap, so the slower one sets the
+    time (``time_streamed``).
+    """
+    from .collectives import build
+    from .simulate import simulate
+
+    if not params > 0:
+        raise CollectivesError(f"params must be positive, got {params!r}")
+    if isinstance(tokens_per_chip, bool) or int(tokens_per_chip) != tokens_per_chip or tokens_per_chip < 1:
+        raise CollectivesError(f"tokens_per_chip must be a whole number >= 1, got {tokens_per_chip!r}")
+    if peak_flops is None:
+        gen = getattr(topology, "generation", None)
+        if gen is None or gen.peak_flops_bf16 is None:
+            raise CollectivesError(f"pass peak_flops=: {topology!r} has no chip figures")
+        peak_flops = float(gen.peak_flops_bf16)
+    sched = build("all_gather", topology, algorithm, axes=axes)
+    weight_bytes = sched.round_size(params * bytes_per_param)
+    r = simulate(sched, topology, weight_bytes)
+    flops = 2.0 * params * tokens_per_chip
+    compute = flops / peak_flops
+    per_token = 2.0 * params / peak_flops
+    stages = (
+        Stage("all-gather", r.time, weight_bytes, "B", r.algbw,
+              f"{sched.algorithm.replace('_', ' ')} over {sched.group_size} chips, {sched.num_steps} steps"),
+        Stage("compute", compute, flops, "FLOP", peak_flops,
+              f"2 x {params:.3g} params x {int(tokens_per_chip)} tokens"),
+    )
+    return FsdpLayer(stages=stages, params=float(params), weight_bytes=float(weight_bytes),
+                     tokens_per_chip=int(tokens_per_chip), group_size=sched.group_size,
+                     algorithm=sched.algorithm, break_even_tokens=r.time / per_token)

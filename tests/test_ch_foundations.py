@@ -1,0 +1,184 @@
+"""Library pieces introduced by the Foundations chapters (A first look, Moving
+bytes, The all-reduce step by step): the full mesh, the packet pipeline and
+its drawing, NVLink link counts, and the worked examples those chapters quote."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib import hardware as hw
+
+
+# -- FullMesh -------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3, 8, 72], ids=lambda n: f"mesh{n}")
+def test_full_mesh_has_a_link_per_pair_and_routes_directly(n):
+    mesh = cl.FullMesh(n, bandwidth=50e9)
+    assert mesh.num_pair_links == n * (n - 1) // 2
+    assert len(mesh.links) == n * (n - 1)
+    for u, v in itertools.islice(itertools.permutations(range(n), 2), 200):
+        route = mesh.route(u, v)
+        assert route == [mesh.link_between(u, v)]
+        assert mesh.links.src[route[0]] == u and mesh.links.dst[route[0]] == v
+
+
+def test_full_mesh_of_eight_h100s_worked_example():
+    links = int(hw.NVLINK_LINKS_PER_GPU["H100 (NVLink 4)"].value)
+    w_gpu = hw.GPU_SYSTEMS["dgx-h100"].nvlink_bandwidth.value
+    per_pair = links // 7
+    assert per_pair == 2
+    mesh = cl.FullMesh(8, bandwidth=per_pair * w_gpu / links, link_class="nvlink")
+    assert mesh.bandwidth == pytest.approx(50e9)
+    assert mesh.bisection_bandwidth() == pytest.approx(16 * 50e9)
+    node = cl.nvswitch_node("dgx-h100")
+    assert node.bisection_bandwidth() == pytest.approx(8 * w_gpu / 2)
+
+
+def test_every_permutation_runs_at_full_rate_on_a_switch_but_not_on_a_mesh():
+    node = cl.nvswitch_node("dgx-h100", latency=0.0)
+    mesh = cl.FullMesh(8, bandwidth=50e9)
+    V = 1e9
+    for perm in itertools.islice(itertools.permutations(range(8)), 0, 40320, 997):
+        flows = [(s, d, V) for s, d in enumerate(perm) if s != d]
+        if not flows:
+            continue
+        assert cl.time_flows(node, flows).time == pytest.approx(V / node.bandwidth)
+        assert cl.time_flows(mesh, flows).time == pytest.approx(V / mesh.bandwidth)
+
+
+def test_full_mesh_runs_collectives():
+    mesh = cl.FullMesh(8, bandwidth=50e9)
+    r, _ = cl.estimate(mesh, "all_reduce", 10**9, "ring")
+    assert r.time == pytest.approx(cl.costs.ring_all_reduce(8, 1e9, 50e9))
+
+
+def test_full_mesh_errors():
+    with pytest.raises(cl.CollectivesError, match="bandwidth"):
+        cl.FullMesh(4, bandwidth=0)
+    with pytest.raises(cl.CollectivesError, match="link class must be one of"):
+        cl.FullMesh(4, bandwidth=1e9, link_class="copper")
+    with pytest.raises(cl.CollectivesError, match="a flow names a node outside FullMesh"):
+        cl.FullMesh(4, bandwidth=1e9).routes(np.array([0]), np.array([4]))
+    assert repr(cl.FullMesh(4, bandwidth=1e9)) == "FullMesh(4, bandwidth=1e+09, latency=0)"
+
+
+# -- the packet pipeline ---------------------------------------------------------
+
+def test_pipelined_send_limits():
+    h, V, W, a = 3, 1e6, 45e9, 1e-6
+    assert cl.costs.pipelined_send(h, V, W, a, 1) == pytest.approx(h * (a + V / W))
+    assert cl.costs.pipelined_send(h, V, W, a, 10**6) == pytest.approx(h * a + V / W, rel=1e-5)
+    times = [cl.costs.pipelined_send(h, V, W, a, p) for p in (1, 2, 4, 8, 64)]
+    assert times == sorted(times, reverse=True)
+
+
+def test_simulator_charges_cut_through():
+    W, a = 45e9, 1e-6
+    for hops in (1, 3, 7):
+        line = cl.Chain(hops + 1, bandwidth=W, latency=a)
+        send = cl.build_send(line, 0, hops, paths="shortest")
+        t = cl.simulate(send, line, 10**6).time
+        assert t == pytest.approx(cl.costs.pipelined_send(hops, 1e6, W, a, 10**9), rel=1e-6)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((0, 1e6, 1e9), "hops must be a whole number >= 1, got 0"),
+    ((2, 1e6, 1e9, 0.0, 0), "packets must be a whole number >= 1, got 0"),
+    ((2, 1e6, 0.0), "bandwidth W must be positive, got 0.0"),
+])
+def test_pipelined_send_errors(args, message):
+    with pytest.raises(cl.CollectivesError, match=message.replace("(", r"\(")):
+        cl.costs.pipelined_send(*args)
+
+
+def test_packet_positions_follow_the_pipeline():
+    from collectives_lib.draw import _packet_places
+
+    hops, packets = 3, 4
+    # pipelined: packet k is on link h during slot h + k + 1
+    for k in range(packets):
+        for h in range(hops):
+            assert _packet_places(hops, packets, h + k + 1, True)[k] == ("link", h)
+    # store-and-forward: one link busy at a time, in order
+    for slot in range(1, hops * packets + 1):
+        on_links = [w for kind, w in _packet_places(hops, packets, slot, False) if kind == "link"]
+        assert on_links == [(slot - 1) // packets]
+    assert all(p == ("node", 0) for p in _packet_places(hops, packets, 0, False))
+    assert all(p == ("node", hops) for p in _packet_places(hops, packets, hops * packets + 1, False))
+
+
+def test_draw_packet_pipeline_artists():
+    pytest.importorskip("matplotlib")
+    art = cl.draw.draw_packet_pipeline(3, 4, 5)
+    assert len(art["packets"].get_offsets()) == 2 * 4
+    assert len(art["links"].get_paths()) == 2 * 3
+    assert art["finished"] == [False, False]
+    assert cl.draw.draw_packet_pipeline(3, 4, 7)["finished"] == [False, True]
+    assert cl.draw.draw_packet_pipeline(3, 4, 13)["finished"] == [True, True]
+    assert art["alt"].startswith("Two rows of 4 nodes")
+    with pytest.raises(cl.CollectivesError, match="slot must be 0..13, got 14"):
+        cl.draw.draw_packet_pipeline(3, 4, 14)
+
+
+def test_packet_pipeline_animation_frames():
+    pytest.importorskip("matplotlib")
+    player = cl.draw.packet_pipeline_animation(2, 2)
+    assert len(player.frames) == 2 * 2 + 2
+    assert player.captions[0].startswith("Start")
+    assert player.captions[-1].startswith("Both delivered: 3 slots pipelined against 4")
+
+
+# -- hardware figures ---------------------------------------------------------------
+
+def test_nvlink_link_counts_match_the_per_gpu_bandwidth():
+    for name, per_link in (("H100 (NVLink 4)", 25e9), ("Blackwell (NVLink 5)", 50e9)):
+        one_way = hw.NVLINK_GENERATIONS[name].value / 2
+        assert one_way / hw.NVLINK_LINKS_PER_GPU[name].value == pytest.approx(per_link)
+    names = [name for name, _ in hw.all_figures()]
+    assert "nvlink_links.H100 (NVLink 4)" in names
+
+
+# -- the worked examples the chapters quote --------------------------------------------
+
+def test_seed_all_reduce_example():
+    """Seed lesson: 8 GPUs, 8 GB: naive 56 GB, ring 14 GB, ~35 ms at 400 GB/s."""
+    D = 8e9
+    ring = cl.ring_all_reduce(8)
+    assert ring.bytes_sent(D) == pytest.approx(np.full(8, 14e9))
+    assert cl.costs.naive_all_reduce_bytes_per_rank(8, D) == pytest.approx(56e9)
+    r = cl.simulate(ring, cl.Ring(8, bandwidth=400e9, bidirectional=False), int(D))
+    assert r.time == pytest.approx(0.035)
+    assert r.busbw == pytest.approx(400e9)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 64, 128], ids=lambda n: f"ring{n}")
+def test_ring_bytes_creep_towards_but_never_reach_2d(n):
+    sent = cl.ring_all_reduce(n).bytes_sent(1.0)
+    assert sent == pytest.approx(np.full(n, cl.costs.ring_all_reduce_bytes_per_rank(n, 1.0)))
+    assert sent.max() < 2.0
+    assert 2.0 - sent.max() == pytest.approx(2.0 / n)
+
+
+def test_crossover_sizes_quoted_in_moving_bytes():
+    v5e = hw.tpu("v5e")
+    assert cl.costs.crossover_size(float(v5e.ici_latency), float(v5e.ici_bandwidth)) == pytest.approx(45e3)
+    node = cl.nvswitch_node("dgx-h100")
+    alpha_nvl = float(node.links.latency[node.route(0, 1)].sum())
+    assert alpha_nvl == pytest.approx(0.6e-6)
+    cluster = cl.GpuCluster("dgx-h100", num_nodes=64)
+    far = cluster.gpus_per_node * cluster.nodes_per_su
+    assert cluster.hops(0, far) == 4
+    assert float(cluster.links.latency[cluster.route(0, far)].sum()) == pytest.approx(2.7e-6)
+
+
+def test_like_for_like_nvlink5_against_xdr():
+    nvl5 = hw.LADDER["NVLink 5 (per GPU, one way)"].value
+    xdr = hw.LADDER["InfiniBand XDR (800 Gb/s NIC)"].value
+    assert hw.NVLINK_GENERATIONS["Blackwell (NVLink 5)"].value / xdr == pytest.approx(18)
+    assert nvl5 / xdr == pytest.approx(9)
+    assert math.isclose(xdr, 800e9 / 8)
