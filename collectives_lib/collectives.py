@@ -236,12 +236,25 @@ def _candidates(collective: str, topo: Topology, axes) -> dict[str, Callable[[di
                     continue
                 try:
                     _require_line_kind(topo, axis, alg)
+                    if (alg == "chain" and collective == "all_to_all"
+                            and topo.wraparound[axis] and topo.dims[axis] > 2):
+                        # the chain all-to-all routes its messages; with a wraparound
+                        # link they would take it, so it would not be a chain at all
+                        raise CollectivesError(
+                            f"the chain all-to-all is for an axis without wraparound; axis "
+                            f"{topo.axis_names[axis]} of {topo!r} has it: use "
+                            f"bidirectional_ring (or time a copy of the torus without the "
+                            f"wraparound to see what losing it costs)")
                     out[alg] = line(alg)
                 except CollectivesError as exc:
                     out[alg] = str(exc)
         else:
             if collective in ("all_gather", "reduce_scatter", "all_reduce"):
                 try:
+                    if collective != "all_gather" and not topo.bidirectional:
+                        raise CollectivesError(
+                            f"multi-axis {collective} on the one-way torus {topo!r} would send "
+                            f"against its links; run it one axis at a time with ring (axes=x)")
                     kinds = [_axis_kind(topo, a) for a in axes_i]
                     out["multi_axis"] = emb(lambda o: _mesh_local(collective, "multi_axis", shape, kinds, o))
                     out["sequential_axes"] = emb(lambda o: _mesh_local(collective, "sequential_axes", shape, kinds, o))
@@ -517,7 +530,7 @@ _SUMMARY_FORMULAS = {
     ("all_gather", "ring"): "(N-1)/N · V/W",
     ("all_gather", "bidirectional_ring"): "⌈(N-1)/2⌉/N · V/W ≈ V/(2W)",
     ("all_gather", "chain"): "(N-1)/N · V/W ≈ V/W",
-    ("all_gather", "all_axes"): "Σ_phases max_parts h·done/(D·N) · V/W ≈ V/(2DW)",
+    ("all_gather", "all_axes"): "Σ_phases max_parts h·done/(D·N) · V/W ≈ n/(n-1) · V/(2DW)",
     ("all_to_all", "ring"): "(N-1)/(2N) · V/W ≈ V/(2W)",
     ("all_to_all", "bidirectional_ring"): "(m(m+1)/2 + N/4)/N² · V/W = V/(8W), N even",
     ("all_to_all", "chain"): "⌊N/2⌋⌈N/2⌉/N² · V/W ≈ V/(4W)",
@@ -593,7 +606,10 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
     chain_flat = Torus(topology.dims, tuple(w and b != a for b, w in enumerate(topology.wraparound)),
                        bandwidth=W, latency=0.0, bidirectional=topology.bidirectional,
                        link_class=topology.link_class)
-    kinds = [_axis_kind(topology, b) for b in range(len(topology.dims))]
+    try:
+        kinds = [_axis_kind(topology, b) for b in range(len(topology.dims))]
+    except CollectivesError:          # one-way links without wraparound: nothing runs there
+        kinds = None
     n = topology.dims[a]
     rows = []
     for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
@@ -614,11 +630,11 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
             topo = chain_flat if column == "chain" else flat
             try:
                 sched = build(collective, topo, algorithm, axes=None if column == "all_axes" else axes[0])
+                t = simulate(sched, topo, size, check_size=False).time
             except CollectivesError as exc:
                 rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, None, None,
                                        formula, str(exc)))
                 continue
-            t = simulate(sched, topo, size, check_size=False).time
             if column == "all_axes":
                 if collective == "all_to_all":
                     cf = costs.torus_all_to_all(topology.dims, kinds, size, W)

@@ -322,6 +322,8 @@ def _topology_name(topo: Topology) -> str:
         return f"TPU {gen.name} {'pod' if whole else 'slice'} {shape}"
     if isinstance(topo, TpuSystem):
         shape = "x".join(map(str, topo.slice.dims))
+        if topo.num_slices == 1:
+            return f"one TPU {topo.slice.generation.name} slice of {shape}"
         return f"{topo.num_slices} TPU {topo.slice.generation.name} slices of {shape}"
     if isinstance(topo, GpuCluster):
         return f"{topo.num_nodes_} {topo.system.name.upper()} nodes"
@@ -345,6 +347,12 @@ def _wrap_text(topo: Torus) -> str:
     return "wraparound on " + " and ".join(axes)
 
 
+def _wrap_title(text: str, width: int = 92) -> str:
+    """Break a long figure title over lines that fit the page column."""
+    import textwrap
+    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+
+
 def _class_legend(ax, classes, *, wrap=False, extra=(), loc="upper left",
                   bbox=(1.01, 1.0), ncol=1, fontsize=8, title=None):
     from matplotlib.lines import Line2D
@@ -354,7 +362,7 @@ def _class_legend(ax, classes, *, wrap=False, extra=(), loc="upper left",
     if wrap:
         c = classes[0][0] if classes else "link"
         handles.append(Line2D([], [], color=LINK_COLORS[c], ls=WRAP_LINESTYLE, lw=2,
-                              label="wraparound (leaves one edge,\nre-enters the opposite one)"))
+                              label="wraparound: leaves\none edge, re-enters\nthe opposite one"))
     handles.extend(extra)
     return ax.legend(handles=handles, loc=loc, bbox_to_anchor=bbox, ncol=ncol,
                      fontsize=fontsize, frameon=False, title=title,
@@ -898,8 +906,8 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
     frame = Rectangle((origin[0] - 0.5, origin[1] - 0.5), shape[0], shape[1], fill=False,
                       edgecolor=TEXT_COLOR, lw=2.0, zorder=5)
     a.add_patch(frame)
-    a.text(origin[0] + shape[0] - 0.45, origin[1] + shape[1] - 0.5,
-           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="left", va="bottom", fontsize=8,
+    a.text(origin[0] + shape[0] / 2 - 0.5, origin[1] + shape[1] / 2 - 0.5,
+           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="center", va="center", fontsize=8,
            color=TEXT_COLOR, zorder=6,
            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=FAINT_COLOR))
     art["slice_ranks"] = ranks
@@ -1017,7 +1025,7 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         dcn = LineCollection(dcn_paths, colors=LINK_COLORS["dcn"], linewidths=1.6,
                              linestyles=[LINK_LINESTYLES["dcn"]], zorder=1)
         ax.add_collection(dcn, autolim=False)
-        sw = FancyBboxPatch(dcn_center - [1.2, 0.25], 2.4, 0.5, boxstyle="round,pad=0.02",
+        sw = FancyBboxPatch(dcn_center - [1.9, 0.3], 3.8, 0.6, boxstyle="round,pad=0.02",
                             facecolor="white", edgecolor=LINK_COLORS["dcn"], lw=1.5, zorder=4)
         ax.add_patch(sw)
         ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=8, zorder=5)
@@ -1041,9 +1049,10 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     _class_legend(ax, [("ici", f"ICI, {format_rate(float(gen.ici_bandwidth))} each way")],
                   wrap=bool(wraps.any()), extra=extra, loc="upper center", bbox=(0.5, -0.02),
                   ncol=2 if not has_dcn else 2)
-    what = (f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if has_dcn else _topology_name(sl))
-    ax.set_title(f"{what}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe", fontsize=10)
-    alt = (f"{what}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
+    what = ((f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if num_slices > 1 else
+             f"one TPU {gen.name} slice of {X}x{Y}") if has_dcn else _topology_name(sl))
+    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe", fontsize=10)
+    alt = (f"{what[:1].upper() + what[1:]}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
            f"linked by dotted PCIe lines to its host in the middle"
            + ("; the hosts connect up to one DCN switch" if has_dcn else "") + ".")
     return {"nodes": chips, "hosts": host_boxes, "links": {"ici": ici, "pcie": pcie, "dcn": dcn},
@@ -2070,8 +2079,9 @@ def draw_schedule_step(schedule: Schedule, step: int | None = None, topology: To
     b = draw_buffers(schedule, after, ax=axes[1], states=states, labels=labels, legend=False,
                      title="buffers before step 1" if step is None else
                      "buffers after it (outlined: slots it wrote)")
-    fig.suptitle(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
-                 f"{schedule.num_ranks} ranks. " + _step_caption(schedule, step), fontsize=9.5)
+    fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} "
+                             f"over {schedule.num_ranks} ranks. " + _step_caption(schedule, step)),
+                 fontsize=9.5)
     alt = (f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} on "
            f"{schedule.num_ranks} ranks. " + _step_caption(schedule, step) + " Left: " + t["alt"]
            + " Right: " + b["alt"])
@@ -2126,9 +2136,9 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
     handles = [Line2D([], [], color=OP_COLORS[_op_name(o)], ls=OP_LINESTYLES[_op_name(o)], lw=1.8,
                       label=f"slot written by a {_op_name(o)}") for o in sorted(present)]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    fig.suptitle(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
-                 f"{schedule.num_ranks} ranks: every buffer, step by step "
-                 f"(rows: ranks; colour: {'origin' if schedule.collective == 'all_to_all' else 'owner'} rank)",
+    fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
+                             f"{schedule.num_ranks} ranks: every buffer, step by step "
+                             f"(rows: ranks; colour: {'origin' if schedule.collective == 'all_to_all' else 'owner'} rank)"),
                  fontsize=9.5)
     alt = (f"{nplots} small panels showing the buffers of the {schedule.algorithm.replace('_', ' ')} "
            f"{schedule.collective.replace('_', '-')} on {schedule.num_ranks} ranks from the start to step {K}; "
@@ -2755,7 +2765,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
         x0 = m * pitch - 0.5
         ax.add_patch(FancyBboxPatch((x0, -1.15), g, 1.55, boxstyle="round,pad=0.02,rounding_size=0.15",
                                     facecolor="white", edgecolor=LINK_COLORS["nvlink"], lw=1.3, zorder=0.5))
-        ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=6.5,
+        ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=7.5,
                 color=MUTED_COLOR, zorder=1)
     # leaves and their NIC wires (faint)
     wires = []
@@ -2768,7 +2778,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
                             linewidths=1.1, zorder=3)
     ax.add_collection(leaves, autolim=False)
     for i, p in enumerate(leaf_pos):
-        ax.text(*p, f"leaf {i}", ha="center", va="center", fontsize=6, zorder=4)
+        ax.text(*p, f"leaf {i}", ha="center", va="center", fontsize=7, zorder=4)
     local = np.zeros(R, dtype=int)
     for grp in schedule.groups:
         local[grp] = np.arange(len(grp))
@@ -2776,7 +2786,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     nodes = PolyCollection(_rects(gpu_pos[:, 0] - 0.3, gpu_pos[:, 1] - 0.28, 0.6, 0.56), facecolors=face,
                            edgecolors="#6e7781", linewidths=0.7, zorder=3)
     ax.add_collection(nodes, autolim=False)
-    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=6.5 if R <= 32 else 5,
+    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=7.5 if R <= 32 else 5,
                      color=_text_on(face[r]), zorder=4) for r in range(R)]
     spine_y = 3.5
     paths, ops = [], np.zeros(0, int)

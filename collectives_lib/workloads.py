@@ -22,7 +22,7 @@ Introduced in the chapter *TPU cluster topology*.
 
 from __future__ import annotations
 
-import math
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -123,7 +123,8 @@ class Pipeline:
                          f"({st.describe()}){mark}")
         lines.append(f"{'one after another':<{width}}  {format_time(self.time_sequential):>9}")
         lines.append(f"{'streamed':<{width}}  {format_time(self.time_streamed):>9}")
-        lines += [f"note: {n}" for n in self.notes]
+        for n in self.notes:
+            lines += textwrap.wrap(f"note: {n}", 72, subsequent_indent="  ")
         return "\n".join(lines)
 
 
@@ -291,7 +292,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     cap = float(gen.hbm_capacity)
     if matrix + rhs + out > cap:
         notes.append(f"A alone is {format_bytes(matrix)}, {matrix / cap:.2f}x the root's "
-                     f"{format_bytes(cap)} of HBM: it cannot be gathered whole; stream it")
+                     f"{format_bytes(cap)} of HBM: it cannot be gathered whole, only "
+                     f"streamed")
     return OffloadedMatmul(
         stages=stages, notes=tuple(notes), generation=gen.name, shape=tuple(sl.dims),
         num_chips=n, num_hosts=system.num_hosts, matrix_bytes=float(matrix),

@@ -1,0 +1,166 @@
+"""Library pieces introduced by the GPU chapters (gpu_topology, gpu_intra_node,
+gpu_across_nodes): the message-size helper, the cost table, the fat-tree route
+drawing and the by-node schedule drawings."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib import draw
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+# -- scaling.size_at_fraction ------------------------------------------------------
+
+@pytest.mark.parametrize("fraction", [0.5, 0.9, 0.99], ids=["f50", "f90", "f99"])
+def test_size_at_fraction_matches_the_alpha_beta_closed_form(fraction):
+    node = cl.nvswitch_node("dgx-h100")
+    ring = cl.build("all_reduce", node, "ring")
+    r = cl.simulate(ring, node, ring.round_size(1 << 30))
+    L, B = r.latency_time, r.bandwidth_time / r.nbytes
+    expected = fraction * L / ((1 - fraction) * B)
+    got = cl.scaling.size_at_fraction(ring, node, fraction)
+    assert got == pytest.approx(expected, rel=0.02)
+
+
+def test_size_at_fraction_grows_with_a_per_step_overhead():
+    node = cl.nvswitch_node("dgx-h100")
+    ring = cl.build("all_gather", node, "ring")
+    plain = cl.scaling.size_at_fraction(ring, node, 0.9)
+    slow = cl.scaling.size_at_fraction(ring, node, 0.9, overhead=10e-6)
+    assert slow > 10 * plain
+
+
+def test_size_at_fraction_none_when_out_of_range_and_errors():
+    node = cl.nvswitch_node("dgx-h100")
+    ring = cl.build("all_gather", node, "ring")
+    assert cl.scaling.size_at_fraction(ring, node, 0.9, hi=1e3) is None
+    with pytest.raises(cl.CollectivesError, match="fraction must be between 0 and 1"):
+        cl.scaling.size_at_fraction(ring, node, 1.0)
+    with pytest.raises(cl.CollectivesError, match="need 0 < lo < hi"):
+        cl.scaling.size_at_fraction(ring, node, 0.5, lo=10, hi=5)
+
+
+# -- scaling.collective_costs --------------------------------------------------------
+
+def test_collective_costs_rows_follow_auto_and_round_sizes():
+    su = cl.GpuCluster("dgx-h100", 4)
+    rows = cl.scaling.collective_costs(su, 10**9)
+    assert [r["collective"] for r in rows] == ["all_gather", "reduce_scatter", "all_reduce", "all_to_all"]
+    for row in rows:
+        assert row["error"] is None
+        assert row["algorithm"] == cl.choose(row["collective"], su, 10**9).algorithm
+        sched = cl.build(row["collective"], su, row["algorithm"])
+        assert row["nbytes"] == sched.round_size(10**9)
+        assert row["time"] == pytest.approx(cl.simulate(sched, su, row["nbytes"]).time)
+        assert row["algbw"] == pytest.approx(row["nbytes"] / row["time"])
+
+
+def test_collective_costs_reports_inapplicable_algorithms_as_errors():
+    node = cl.nvswitch_node("dgx-h100")
+    rows = cl.scaling.collective_costs(node, 2**20, ["all_gather", "all_reduce"], algorithm="sharp")
+    assert rows[0]["algorithm"] is None and "does not apply to all_gather" in rows[0]["error"]
+    assert rows[1]["algorithm"] == "sharp" and rows[1]["error"] is None
+
+
+# -- hardware ------------------------------------------------------------------------
+
+def test_gpu_near_peak_message_is_sourced():
+    fig = cl.hardware.MEASURED["h100-near-peak-message"]
+    assert float(fig) == 1e9 and fig.source == "seed-post"
+    assert float(fig) > float(cl.hardware.MEASURED["tpu-near-peak-message"])
+
+
+# -- draw.draw_fat_tree_route ----------------------------------------------------------
+
+ROUTES = [((0, 5), 2), ((0, 8), 2), ((0, 16), 4), ((3, 12), 4)]
+
+
+@pytest.mark.parametrize("pair,links", ROUTES, ids=["nvswitch", "leaf", "spine", "cross-rail"])
+def test_route_drawing_follows_the_cluster_route(pair, links):
+    toy = cl.GpuCluster("dgx-h100", 3, nodes_per_su=2)
+    art = draw.draw_fat_tree_route(toy, *pair)
+    assert art["path"] == toy.path(*pair)
+    assert len(art["path"]) - 1 == links
+    assert len(art["route"].get_paths()) == links
+    assert " -> ".join(toy.node_label(x) for x in art["path"]) in art["alt"]
+
+
+def test_route_drawing_step_by_step():
+    toy = cl.GpuCluster("dgx-h100", 3, nodes_per_su=2)
+    for hop in range(5):
+        art = draw.draw_fat_tree_route(toy, 0, 16, hops=hop)
+        assert len(art["route"].get_paths()) == hop
+        assert art["hops"] == hop
+
+
+def test_route_drawing_errors():
+    toy = cl.GpuCluster("dgx-h100", 3, nodes_per_su=2)
+    with pytest.raises(cl.CollectivesError, match="two different GPUs"):
+        draw.draw_fat_tree_route(toy, 1, 1)
+    with pytest.raises(cl.CollectivesError, match=r"hops must be 0..2"):
+        draw.draw_fat_tree_route(toy, 0, 8, hops=3)
+    with pytest.raises(cl.CollectivesError, match="at most 8 nodes"):
+        draw.draw_fat_tree_route(cl.superpod(), 0, 8)
+    with pytest.raises(cl.CollectivesError, match="is not a rank"):
+        draw.draw_fat_tree_route(toy, 0, 99)
+    with pytest.raises(cl.CollectivesError, match="GpuCluster"):
+        draw.draw_fat_tree_route(cl.nvswitch_node(), 0, 1)
+
+
+# -- draw.draw_cluster_transfers and friends ---------------------------------------------
+
+def test_cluster_transfers_one_arrow_per_transfer():
+    sched = cl.hierarchical_all_gather(4, 4)
+    for step, st in enumerate(sched.steps):
+        art = draw.draw_cluster_transfers(sched, step, 4)
+        assert len(art["arrows"].get_paths()) == len(st)
+        assert len(art["heads"].get_paths()) == len(st)
+        assert len(art["nodes"].get_paths()) == sched.num_ranks
+        assert len(art["leaves"].get_paths()) == 4
+        inside = "intra" in st.stage
+        assert (f"{len(st)} inside nodes" in art["alt"]) == inside
+    none = draw.draw_cluster_transfers(sched, None, 4)
+    assert len(none["arrows"].get_paths()) == 0
+
+
+def test_cluster_transfers_on_a_real_cluster_schedule():
+    c = cl.GpuCluster("dgx-h100", 2)
+    sched = cl.build("all_reduce", c, "ring", axes="node")
+    art = draw.draw_cluster_transfers(sched, 0, c.gpus_per_node)
+    assert len(art["arrows"].get_paths()) == len(sched.steps[0])
+    assert "0 inside nodes" in art["alt"]
+
+
+def test_cluster_transfers_errors():
+    with pytest.raises(cl.CollectivesError, match="do not split into nodes of 3"):
+        draw.draw_cluster_transfers(cl.hierarchical_all_gather(2, 4), 0, 3)
+    node = cl.nvswitch_node()
+    with pytest.raises(cl.CollectivesError, match="no switch agents"):
+        draw.draw_cluster_transfers(cl.build("all_reduce", node, "sharp"), 0, 8)
+
+
+def test_cluster_step_and_animation():
+    sched = cl.all_reduce_from(cl.hierarchical_all_gather(2, 4))
+    art = draw.draw_cluster_step(sched, 3, 4)
+    assert len(art["axes"]) == 2
+    assert len(art["slots"].get_paths()) == sched.num_participants * sched.num_slots
+    assert "Step 4 of 8" in art["alt"]
+    player = draw.cluster_schedule_animation(sched, 4)
+    assert len(player.frames) == sched.num_steps + 1
+    assert player.captions[0].startswith("Before step 1")
+    with pytest.raises(cl.CollectivesError, match="at most 3"):
+        draw.cluster_schedule_animation(sched, 4, max_frames=4)

@@ -1,0 +1,198 @@
+"""Library helpers of the Systems at scale chapters (why_communication_scales,
+depth_trees_roofline) and the hardware sources appendix."""
+import math
+
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib import hardware as hw
+from collectives_lib import scaling
+
+
+# -- stragglers in closed form -------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 8, 1000], ids=lambda n: f"n{n}")
+def test_slowest_median_sits_at_the_order_statistic_quantile(n):
+    m = scaling.slowest_median(n, sigma=0.3, median=2.0)
+    assert scaling.slowest_cdf(n, m, sigma=0.3, median=2.0) == pytest.approx(0.5, abs=1e-9)
+    # and it is the single-chip quantile 2^(-1/n)
+    assert scaling.slowest_cdf(1, m, sigma=0.3, median=2.0) == pytest.approx(scaling.slowest_quantile(n), abs=1e-9)
+
+
+def test_slowest_median_agrees_with_sampling():
+    for n in (8, 64):
+        sampled = float(np.median(scaling.sample_slowest(n, 20_000, sigma=0.25)))
+        assert scaling.slowest_median(n, sigma=0.25) == pytest.approx(sampled, rel=0.01)
+
+
+@pytest.mark.parametrize("n", [1, 16, 4096], ids=lambda n: f"n{n}")
+def test_slowest_pdf_integrates_to_one_and_matches_the_cdf(n):
+    x = np.linspace(0.2, 5.0, 20001)
+    pdf = scaling.slowest_pdf(n, x, sigma=0.25)
+    dx = x[1] - x[0]
+    assert float(pdf.sum() * dx) == pytest.approx(1.0, abs=2e-3)
+    cdf = scaling.slowest_cdf(n, x, sigma=0.25)
+    assert float(np.cumsum(pdf)[10000] * dx) == pytest.approx(float(cdf[10000] - cdf[0]), abs=2e-3)
+
+
+def test_slowest_pdf_is_finite_far_from_the_median():
+    x = np.array([0.0, 1e-6, 0.05, 1.0, 50.0])
+    for n in (1, 2, 4096):
+        pdf = scaling.slowest_pdf(n, x, sigma=0.05)
+        assert np.all(np.isfinite(pdf)) and pdf[0] == 0.0
+        assert np.all(np.isfinite(scaling.slowest_cdf(n, x, sigma=0.05)))
+
+
+def test_slowest_of_more_chips_is_slower():
+    medians = [scaling.slowest_median(n) for n in (1, 8, 64, 512, 4096)]
+    assert all(a < b for a, b in zip(medians, medians[1:]))
+    assert medians[0] == pytest.approx(1.0)
+
+
+def test_slowest_rejects_bad_spread():
+    with pytest.raises(cl.CollectivesError, match="sigma .* must be > 0, got 0"):
+        scaling.slowest_median(8, sigma=0)
+    with pytest.raises(cl.CollectivesError, match="median step time must be > 0"):
+        scaling.slowest_pdf(8, [1.0], median=-1)
+
+
+# -- hop counts ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("k", [4, 8, 16], ids=lambda k: f"torus{k}x{k}")
+def test_hop_counts_on_a_torus_grow_with_its_side(k):
+    hops = scaling.hop_counts(cl.Torus((k, k), bandwidth=1e9))
+    assert hops.max() == k                  # k/2 along each of two axes
+    assert len(hops) == k * k - 1
+
+
+def test_hop_counts_on_a_switch_are_two():
+    hops = scaling.hop_counts(cl.Switch(64, bandwidth=1e9), src=5)
+    assert np.all(hops == 2) and len(hops) == 63
+
+
+def test_hop_counts_on_a_fat_tree_are_at_most_four():
+    hops = scaling.hop_counts(cl.GpuCluster("dgx-h100", 8))
+    assert hops.min() == 2 and hops.max() == 4
+
+
+def test_hop_counts_bad_source():
+    with pytest.raises(cl.CollectivesError, match="src must be an endpoint 0..15"):
+        scaling.hop_counts(cl.Torus((4, 4), bandwidth=1e9), src=16)
+
+
+# -- a slowed rank ---------------------------------------------------------------------
+
+def test_slowed_divides_the_bandwidth_of_the_straggler_links_only():
+    sw = cl.Switch(4, bandwidth=100e9)
+    slow = scaling.slowed(sw, {2: 4.0})
+    bw = slow.links.bandwidth
+    touches = (slow.links.src == 2) | (slow.links.dst == 2)
+    assert np.allclose(bw[touches], 25e9) and np.allclose(bw[~touches], 100e9)
+    assert np.allclose(sw.links.bandwidth, 100e9)          # the original is untouched
+
+
+@pytest.mark.parametrize("topo", [cl.nvswitch_node("dgx-h100"), cl.Ring(6, bandwidth=50e9, latency=1e-6)],
+                         ids=["dgxh100", "ring6"])
+def test_rank_timeline_step_times_match_the_simulator(topo):
+    sched = cl.build("all_reduce", topo, "ring")
+    V = sched.round_size(2**27)
+    for slowdown in (None, {1: 3.0}):
+        tl = scaling.rank_timeline(sched, topo, V, slowdown)
+        topo_used = scaling.slowed(topo, slowdown) if slowdown else topo
+        r = cl.simulate(sched, topo_used, V)
+        assert np.allclose(tl.step_times, r.step_times)
+        assert tl.total == pytest.approx(r.time)
+        assert np.all(tl.wait >= -1e-15)
+
+
+def test_one_straggler_slows_every_ring_step():
+    node = cl.nvswitch_node("dgx-h100")
+    sched = cl.build("all_reduce", node, "ring")
+    V = sched.round_size(2**30)
+    healthy = scaling.rank_timeline(sched, node, V)
+    slow = scaling.rank_timeline(sched, node, V, {5: 2.0})
+    # bandwidth-bound: every step takes about twice as long, so the total does too
+    assert np.all(slow.step_times > 1.9 * healthy.step_times)
+    assert slow.total == pytest.approx(2 * healthy.total, rel=0.02)
+    # ranks far from the straggler spend about half of every step waiting
+    assert np.all(slow.wait[:, 0] > 0.45 * slow.step_times)
+
+
+def test_slowed_rejects_bad_input():
+    sw = cl.Switch(4, bandwidth=1e9)
+    with pytest.raises(cl.CollectivesError, match="slowdown names rank 7"):
+        scaling.slowed(sw, {7: 2.0})
+    with pytest.raises(cl.CollectivesError, match="factor must be a number >= 1"):
+        scaling.slowed(sw, {1: 0.5})
+
+
+# -- pipeline bubbles ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("p, m", [(1, 4), (4, 4), (4, 16), (8, 32)], ids=lambda v: str(v))
+def test_gpipe_schedule_idles_the_bubble_fraction(p, m):
+    tasks = scaling.gpipe_schedule(p, m, forward=1.0, backward=2.0)
+    assert len(tasks) == 2 * p * m
+    end = max(t.end for t in tasks)
+    assert end == pytest.approx((m + p - 1) * 3.0)
+    for s in range(p):
+        busy = sum(t.end - t.start for t in tasks if t.stage == s)
+        assert 1 - busy / end == pytest.approx(scaling.pipeline_bubble_fraction(p, m))
+
+
+def test_gpipe_schedule_respects_dependencies_and_never_overlaps():
+    p, m = 4, 6
+    tasks = {(t.stage, t.microbatch, t.phase): t for t in scaling.gpipe_schedule(p, m)}
+    for s in range(p):
+        for j in range(m):
+            f, b = tasks[(s, j, "forward")], tasks[(s, j, "backward")]
+            if s > 0:
+                assert f.start >= tasks[(s - 1, j, "forward")].end
+            if s < p - 1:
+                assert b.start >= tasks[(s + 1, j, "backward")].end
+            else:
+                assert b.start >= f.end
+        mine = sorted((t.start, t.end) for t in tasks.values() if t.stage == s)
+        assert all(a[1] <= b[0] + 1e-12 for a, b in zip(mine, mine[1:]))
+
+
+def test_bubble_fraction_examples_and_errors():
+    assert scaling.pipeline_bubble_fraction(8, 8) == pytest.approx(7 / 15)
+    assert scaling.pipeline_bubble_fraction(1, 8) == 0.0
+    with pytest.raises(cl.CollectivesError, match="number of micro-batches must be >= 1"):
+        scaling.pipeline_bubble_fraction(4, 0)
+
+
+# -- depth, trees and the ridge point ------------------------------------------------------
+
+@pytest.mark.parametrize("n", [8, 16, 64], ids=lambda n: f"switch{n}")
+def test_step_counts_reduce_broadcast_recursive_doubling_ring(n):
+    sw = cl.Switch(n, bandwidth=1e9)
+    log = int(math.log2(n))
+    assert cl.build("reduce", sw, "binomial_tree").num_steps == log
+    assert cl.build("broadcast", sw, "binomial_tree").num_steps == log
+    assert cl.build("all_reduce", sw, "tree").num_steps == 2 * log
+    assert cl.build("all_reduce", sw, "recursive_doubling").num_steps == log
+    assert cl.build("all_reduce", sw, "ring").num_steps == 2 * (n - 1)
+
+
+def test_peak_flops_by_format():
+    peak = hw.PEAK_FLOPS
+    assert float(peak["H100"]["fp8"]) == pytest.approx(2 * float(peak["H100"]["bf16"]), rel=0.001)
+    assert float(peak["B200"]["fp4"]) == 4 * float(peak["B200"]["bf16"])
+    assert float(peak["GB200"]["fp4"]) == 4 * float(peak["GB200"]["bf16"])
+    assert peak["H100"]["bf16"] is hw.GPU_SYSTEMS["dgx-h100"].peak_flops_bf16
+    names = dict(hw.all_figures())
+    assert names["peak.B200.fp8"] is peak["B200"]["fp8"]
+
+
+def test_ridge_point_doubles_with_fp8_when_the_wire_stays_bf16():
+    nvlink = float(hw.GPU_SYSTEMS["dgx-h100"].nvlink_bandwidth)
+    bf16 = scaling.ridge_point(hw.PEAK_FLOPS["H100"]["bf16"], nvlink)
+    fp8 = scaling.ridge_point(hw.PEAK_FLOPS["H100"]["fp8"], nvlink)
+    assert fp8 / bf16 == pytest.approx(2.0, rel=0.001)
+    assert bf16 == pytest.approx(989e12 / 450e9)
+    # figures and plain numbers alike
+    assert scaling.ridge_point(hw.PEAK_FLOPS["H100"]["bf16"], hw.GPU_SYSTEMS["dgx-h100"].nvlink_bandwidth) == bf16
+    with pytest.raises(cl.CollectivesError, match="fabric bandwidth must be > 0"):
+        scaling.ridge_point(1e15, 0)

@@ -1,0 +1,149 @@
+"""Library code introduced in the chapter *All-to-all: a sharded transpose*: the
+all-to-all closed forms for any mesh, the summary of every TPU collective, and
+replay on the caller's data (the MoE transpose)."""
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib import costs
+from collectives_lib.collectives import SUMMARY_COLUMNS, _axis_kind, torus_summary
+
+W = 45e9
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 16])
+@pytest.mark.parametrize("kind, formula", [("ring", costs.ring_all_to_all),
+                                           ("bidirectional_ring", costs.bidirectional_ring_all_to_all),
+                                           ("chain", costs.chain_all_to_all)])
+def test_line_load_gives_the_line_formulas(n, kind, formula):
+    V = 1e9
+    assert costs.line_all_to_all_load(n, kind) * V / (n * n * W) == pytest.approx(formula(n, V, W), rel=1e-12)
+    assert costs.torus_all_to_all((n,), kind, V, W) == pytest.approx(formula(n, V, W), rel=1e-12)
+
+
+def test_bidirectional_ring_load_is_an_eighth_of_n_squared_for_even_n():
+    for n in (4, 8, 16, 32):
+        assert costs.line_all_to_all_load(n, "bidirectional_ring") == n * n / 8
+
+
+@pytest.mark.parametrize("gen, shape", [("v5e", "4x4"), ("v5e", "8x16"), ("v5e", "16x16"), ("v5e", "2x8"),
+                                        ("v5p", "4x4x4"), ("v5p", "4x4x8")],
+                         ids=lambda x: x if isinstance(x, str) else None)
+def test_torus_all_to_all_matches_direct_schedule(gen, shape):
+    topo = cl.tpu_slice(gen, shape, latency=0.0)
+    kinds = [_axis_kind(topo, a) for a in range(len(topo.dims))]
+    sched = cl.build("all_to_all", topo, "direct")
+    V = sched.round_size(2**30)
+    assert cl.simulate(sched, topo, V).time == pytest.approx(
+        costs.torus_all_to_all(topo.dims, kinds, V, topo.bandwidth), rel=1e-9)
+
+
+def test_square_torus_all_to_all_is_v_over_8kw():
+    assert costs.torus_all_to_all((16, 16), "bidirectional_ring", 1e9, W) == pytest.approx(1e9 / (8 * 16 * W))
+
+
+@pytest.mark.parametrize("gen, shape", [("v5e", "4x4"), ("v5e", "8x16"), ("v5e", "16x16"), ("v5p", "4x4x4")],
+                         ids=lambda x: x if isinstance(x, str) else None)
+def test_summary_simulator_agrees_with_closed_forms(gen, shape):
+    rows = torus_summary(cl.tpu_slice(gen, shape), 2**30)
+    assert len(rows) == 16
+    assert [r.column for r in rows[:4]] == list(SUMMARY_COLUMNS)
+    for r in rows:
+        if r.time is None:
+            assert r.column in ("ring", "bidirectional_ring") and "wraparound" in r.note
+        else:
+            assert r.time == pytest.approx(r.closed_form, rel=1e-9), (r.collective, r.column)
+
+
+def test_summary_headline_coefficients_on_a_v5e_pod():
+    rows = {(r.collective, r.column): r for r in torus_summary(cl.tpu_pod("v5e"), 2**30)}
+    assert rows["all_gather", "bidirectional_ring"].coefficient == pytest.approx(1 / 2)
+    assert rows["reduce_scatter", "bidirectional_ring"].coefficient == pytest.approx(1 / 2)
+    assert rows["all_reduce", "bidirectional_ring"].coefficient == pytest.approx(1)
+    assert rows["all_to_all", "bidirectional_ring"].coefficient == pytest.approx(1 / 8)
+    assert rows["all_to_all", "chain"].coefficient == pytest.approx(1 / 4)   # chain ignores the wraparound
+    assert rows["all_gather", "all_axes"].coefficient == pytest.approx(17 / 64)
+
+
+def test_summary_on_a_slice_without_wraparound_says_why():
+    rows = {(r.collective, r.column): r for r in torus_summary(cl.tpu_slice("v5e", "4x4"), 2**20)}
+    note = rows["all_gather", "ring"].note
+    assert note.startswith("ring needs a wraparound link on axis x (size 4)")
+    assert rows["all_gather", "chain"].coefficient == pytest.approx(3 / 4)
+
+
+def test_summary_rejects_bad_input():
+    with pytest.raises(cl.CollectivesError, match="needs a torus"):
+        torus_summary(cl.Switch(8, bandwidth=W), 2**20)
+    with pytest.raises(cl.CollectivesError, match="positive number of bytes"):
+        torus_summary(cl.tpu_slice("v5e", "4x4"), 0)
+
+
+@pytest.mark.parametrize("builder", [cl.bidirectional_ring_all_to_all, cl.ring_all_to_all,
+                                     cl.chain_all_to_all])
+def test_replay_inputs_transposes_blocks(builder):
+    n = 4
+    sched = builder(n)
+    parts = sched.slot_shape[2]
+    x = np.arange(n * sched.num_slots * 3, dtype=float).reshape(n, sched.num_slots, 3)
+    final = cl.replay_inputs(sched, x)[-1].values[:n].reshape(n, n, n, parts, 3)
+    sent = x.reshape(n, n, n, parts, 3)
+    for dst in range(n):
+        for origin in range(n):
+            np.testing.assert_array_equal(final[dst, origin, dst], sent[origin, origin, dst])
+
+
+def test_replay_inputs_reads_only_held_slots():
+    sched = cl.ring_all_gather(4)
+    x = np.ones((4, 4, 1))
+    start = cl.replay_inputs(sched, x)[0].values[:, :, 0]
+    np.testing.assert_array_equal(start, np.eye(4))
+
+
+def test_replay_inputs_checks_shape():
+    with pytest.raises(cl.ScheduleError, match=r"inputs must have shape \(ranks, slots, elements\) = \(4, 4, E\)"):
+        cl.replay_inputs(cl.ring_all_gather(4), np.zeros((4, 5, 1)))
+
+
+@pytest.mark.parametrize("n", [4, 8], ids=lambda n: f"ring{n}")
+def test_draw_all_to_all_blocks_counts_cells_and_arrivals(n):
+    sched = cl.bidirectional_ring_all_to_all(n)
+    states = cl.replay(sched, elements=1)
+    start = cl.draw.draw_all_to_all_blocks(sched, 0, states=states)
+    assert len(start["cells"]) == n and all(len(c.get_paths()) == n * n for c in start["cells"])
+    assert start["written"] is None
+    assert f"after 0 of {sched.num_steps} steps: {n} of {n * n} blocks" in start["alt"]
+    end = cl.draw.draw_all_to_all_blocks(sched, sched.num_steps, states=states)
+    assert sum(len(f.get_paths()) for f in end["fills"]) == n * n        # every block arrived
+    assert f"{n * n} of {n * n} blocks have reached" in end["alt"]
+    mid = cl.draw.draw_all_to_all_blocks(sched, 1, states=states)
+    assert sum(len(w.get_paths()) for w in mid["written"]) > 0
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def test_draw_all_to_all_blocks_on_a_slice_shows_one_line():
+    s44 = cl.tpu_slice("v5e", "4x4")
+    sched = cl.build("all_to_all", s44, "chain", axes="x")
+    art = cl.draw.draw_all_to_all_blocks(sched, sched.num_steps, group=1)
+    assert [a.get_title() for a in art["axes"]] == ["rank 1", "rank 5", "rank 9", "rank 13"]
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def test_draw_all_to_all_blocks_rejects_other_collectives():
+    with pytest.raises(cl.CollectivesError, match="draws all-to-all schedules, not all_gather"):
+        cl.draw.draw_all_to_all_blocks(cl.ring_all_gather(4))
+    with pytest.raises(cl.CollectivesError, match=r"after must be 0\.\.3"):
+        cl.draw.draw_all_to_all_blocks(cl.ring_all_to_all(4), 7)
+
+
+def test_summary_on_a_one_way_torus_explains_instead_of_failing():
+    rows = {(r.collective, r.column): r for r in torus_summary(cl.Torus((4, 4), bandwidth=W, bidirectional=False),
+                                                              2**20)}
+    assert rows["all_gather", "ring"].coefficient == pytest.approx(3 / 4)
+    assert rows["all_gather", "chain"].note.startswith("chain needs links both ways")
+    for r in rows.values():
+        assert (r.time is None) == bool(r.note)
+        if r.time is not None:
+            assert r.time == pytest.approx(r.closed_form, rel=1e-9)
