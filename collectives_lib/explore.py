@@ -185,9 +185,11 @@ def subplots(nrows: int = 1, ncols: int = 1, *, height: float = FIGURE_HEIGHT, *
     """
     from matplotlib.figure import Figure
 
+    grid = {k: kwargs.pop(k) for k in ("width_ratios", "height_ratios", "sharex", "sharey",
+                                       "subplot_kw", "gridspec_kw") if k in kwargs}
     kwargs.setdefault("layout", "constrained")
     fig = Figure(figsize=(FIGURE_WIDTH, height), facecolor="white", **kwargs)
-    axes = fig.subplots(nrows, ncols, squeeze=True)
+    axes = fig.subplots(nrows, ncols, squeeze=True, **grid)
     return fig, axes
 
 
@@ -319,7 +321,7 @@ class Explorer:
         self.title = title
         self.alt = alt
         self.static_positions = self._static_grid(static)
-        self._force_static = static is True or isinstance(static, Mapping)
+        self._force_static = static is True  # a mapping only chooses the positions
         self._static = static
         self._cache: dict[tuple, bytes] = {}
         self._widget = None
@@ -617,8 +619,8 @@ def explorer(
     ``static`` chooses the kernel-free twin: ``None`` (default) renders it only
     in a book build (``COLLECTIVES_BOOK_BUILD=1``), over every option of every
     control; ``True`` always renders it; ``False`` never; a mapping
-    ``{name: [values...]}`` pre-renders only those positions of the named
-    controls (others keep all their options) to keep the page light.
+    ``{name: [values...]}`` makes the book build pre-render only those positions
+    of the named controls (others keep all their options), to keep the page light.
 
     ``alt`` is the alt text: a string (the settings are appended) or a function
     of the control values returning the whole text. ``title`` heads the figure.

@@ -1,0 +1,139 @@
+"""The executed book build is a test: it must succeed with warnings as errors,
+every notebook must run without an error, and every page must stay light and
+self-contained (nothing fetched from another host)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import nbformat
+import pytest
+
+from conftest import EXECUTED_DIR, ROOT, notebook_pages, page_id, toc_files
+
+pytestmark = pytest.mark.slow
+
+MAX_PAGE_BYTES = 2_000_000
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class _Assets(HTMLParser):
+    """Collects the URLs a page loads: scripts, stylesheets, images."""
+
+    def __init__(self):
+        super().__init__()
+        self.scripts, self.styles, self.images = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script" and a.get("src"):
+            self.scripts.append(a["src"])
+        elif tag == "link" and "stylesheet" in (a.get("rel") or "") and a.get("href"):
+            self.styles.append(a["href"])
+        elif tag == "img" and a.get("src"):
+            self.images.append(a["src"])
+
+
+def assets(html_path: Path) -> _Assets:
+    parser = _Assets()
+    parser.feed(html_path.read_text())
+    return parser
+
+
+def html_of(built_book, page: str) -> Path:
+    return built_book.html / f"{page}.html"
+
+
+def page_weight(built_book, page: str) -> int:
+    """Bytes of the page's HTML (with its embedded images) plus the local images it shows.
+    Shared theme assets (CSS, JS, fonts, MathJax) are cached across pages and not counted."""
+    path = html_of(built_book, page)
+    total = path.stat().st_size
+    for src in set(assets(path).images):
+        if src.startswith("data:") or urlparse(src).scheme:
+            continue
+        total += (path.parent / unquote(urlparse(src).path)).resolve().stat().st_size
+    return total
+
+
+def test_build_succeeded_and_wrote_every_page(built_book):
+    missing = [p for p in toc_files() if not html_of(built_book, p).exists()]
+    assert not missing, f"pages listed in _toc.yml but not built: {missing}"
+    assert (built_book.html / "index.html").exists()
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
+def test_notebook_was_executed_without_errors(built_book, page):
+    executed = EXECUTED_DIR / f"{page}.ipynb"
+    assert executed.exists(), f"{executed.relative_to(ROOT)} missing: was the notebook executed?"
+    nb = nbformat.read(executed, as_version=4)
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if cell.get("execution_count") is None and cell.source.strip():
+            problems.append(f"cell {i} was not executed")
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                problems.append(f"cell {i} raised {out.get('ename')}: {out.get('evalue')}")
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            if "Traceback (most recent call last)" in text:
+                problems.append(f"cell {i} printed a traceback")
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                problems.append(f"cell {i} wrote to stderr: {text[:200]!r}")
+    assert not problems, f"{page}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
+def test_every_widget_has_a_static_twin(built_book, page):
+    """A live widget shows nothing on the static site: each needs a text/html twin
+    (use collectives_lib.explore rather than raw ipywidgets)."""
+    nb = nbformat.read(EXECUTED_DIR / f"{page}.ipynb", as_version=4)
+    bare = [
+        i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if WIDGET_VIEW in out.get("data", {}) and "text/html" not in out.get("data", {})
+    ]
+    assert not bare, f"{page}: cells {bare} display a widget with no static twin"
+
+
+@pytest.mark.parametrize("page", toc_files(), ids=page_id)
+def test_page_weight_under_2_MB(built_book, page):
+    weight = page_weight(built_book, page)
+    assert weight < MAX_PAGE_BYTES, (
+        f"{page}.html weighs {weight / 1e6:.2f} MB with its images (limit {MAX_PAGE_BYTES / 1e6:g} MB): "
+        "pre-render fewer explorer positions with static=..."
+    )
+
+
+@pytest.mark.parametrize("page", toc_files(), ids=page_id)
+def test_page_loads_nothing_from_other_hosts(built_book, page):
+    found = assets(html_of(built_book, page))
+    external = [u for u in found.scripts + found.styles + found.images if urlparse(u).scheme in ("http", "https") or u.startswith("//")]
+    assert not external, f"{page}.html loads from other hosts: {external}"
+
+
+def test_mathjax_is_served_locally(built_book):
+    page = html_of(built_book, "book/notation")
+    scripts = assets(page).scripts
+    local = [s for s in scripts if "mathjax/tex-chtml.js" in s]
+    assert local, f"notation.html does not load the local MathJax; scripts: {scripts}"
+    assert (page.parent / urlparse(local[0]).path).resolve().is_file()
+    fonts = list((built_book.html / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    assert fonts, "MathJax's fonts were not copied into _static/mathjax"
+
+
+def test_no_page_embeds_saved_widget_state(built_book):
+    for page in toc_files():
+        text = html_of(built_book, page).read_text()
+        assert "application/vnd.jupyter.widget-state+json" not in text, f"{page}.html embeds widget state"
+
+
+def test_static_twins_carry_alt_text(built_book):
+    for page in notebook_pages():
+        text = html_of(built_book, page).read_text()
+        for tag in re.findall(r"<img\b[^>]*>", text):
+            assert re.search(r'\balt="[^"]+"', tag), f"{page}.html: image without alt text: {tag[:120]}"

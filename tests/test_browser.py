@@ -1,0 +1,191 @@
+"""Open every chapter of the built book in headless Chromium, as a reader would,
+with the network cut off: no JavaScript errors, every image loads, no cell shows
+an error, explorers and players respond, and full-page screenshots (light and
+dark) land in _build/screenshots/ for a person to look at."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD_DIR, page_id, toc_files
+
+pytestmark = pytest.mark.slow
+
+SCREENSHOTS = BUILD_DIR / "screenshots"
+VIEWPORT = {"width": 1280, "height": 900}
+
+# Console messages and page errors that are harmless, each with the reason.
+# (substring of the message, why it is harmless). Empty today: the two the
+# theme used to produce are fixed in book/_ext/page_fixes.py.
+HARMLESS_ERRORS: list[tuple[str, str]] = []
+
+
+def _harmless(message: str) -> bool:
+    return any(fragment in message for fragment, _reason in HARMLESS_ERRORS)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site(book_build):
+    """Serve _build/html on a free port of 127.0.0.1; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(book_build.html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class Visit:
+    """One page opened in a fresh tab, recording errors and blocked requests."""
+
+    def __init__(self, context, url: str, origin: str, color_scheme: str = "light"):
+        self.errors: list[str] = []
+        self.blocked: list[str] = []
+        self.page = context.new_page()
+        self.page.emulate_media(color_scheme=color_scheme)
+        self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        self.page.on("console", lambda msg: self.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+
+        def route(r):
+            if r.request.url.startswith(origin + "/"):
+                r.continue_()
+            else:
+                self.blocked.append(r.request.url)
+                r.abort()
+
+        self.page.route("**/*", route)
+        self.page.goto(url, wait_until="networkidle")
+        self.wait_for_mathjax()
+
+    def wait_for_mathjax(self):
+        """Let MathJax finish typesetting, so screenshots show formulas and late errors surface."""
+        self.page.evaluate(
+            "() => (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise.then(() => true) : true"
+        )
+
+    def close(self):
+        self.page.close()
+
+
+@pytest.mark.parametrize("page_name", toc_files(), ids=page_id)
+def test_chapter_in_browser(built_book, chromium_context, site, page_name):
+    url = f"{site}/{page_name}.html"
+    visit = Visit(chromium_context, url, site)
+    page = visit.page
+    try:
+        # Images are loaded only once scrolled into view on some pages: scroll through first.
+        page.evaluate("async () => { for (let y = 0; y < document.body.scrollHeight; y += 600) { window.scrollTo(0, y); await new Promise(r => setTimeout(r, 20)); } window.scrollTo(0, 0); }")
+        page.wait_for_load_state("networkidle")
+
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SCREENSHOTS / f"{Path(page_name).name}.png"
+        page.screenshot(path=str(shot), full_page=True)
+
+        images = page.eval_on_selector_all(
+            "img", "els => els.map(e => ({src: e.currentSrc.slice(0, 80), alt: e.getAttribute('alt'), w: e.naturalWidth, cls: e.className}))"
+        )
+        broken = [img for img in images if img["w"] == 0]
+        assert not broken, f"{page_name}: images that did not load: {broken}"
+        no_alt = [img for img in images if "cl-" in img["cls"] and not (img["alt"] or "").strip()]
+        assert not no_alt, f"{page_name}: interactive figures without alt text: {no_alt}"
+
+        failed_cells = page.eval_on_selector_all(
+            ".cell_output .output.error, .cell_output .traceback, .cell_output .output.traceback, .cell_output .output.stderr",
+            "els => els.map(e => e.innerText.slice(0, 300))",
+        )
+        assert not failed_cells, f"{page_name}: cells show errors: {failed_cells}"
+        outputs_text = page.eval_on_selector_all(".cell_output", "els => els.map(e => e.innerText).join('\\n')")
+        assert "Traceback (most recent call last)" not in outputs_text, f"{page_name}: an output shows a traceback"
+
+        _check_explorers(page, page_name)
+        _check_players(page, page_name)
+
+        errors = [e for e in visit.errors if not _harmless(e)]
+        assert not errors, f"{page_name}: JavaScript errors: {errors}"
+        assert not visit.blocked, f"{page_name}: tried to reach other hosts (blocked): {visit.blocked}"
+    finally:
+        visit.close()
+
+    # Dark mode, in a fresh tab: the theme follows the system setting ("auto") on a first visit.
+    dark = Visit(chromium_context, url, site, color_scheme="dark")
+    try:
+        dark.page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+        dark.page.screenshot(path=str(SCREENSHOTS / f"{Path(page_name).name}-dark.png"), full_page=True)
+        errors = [e for e in dark.errors if not _harmless(e)]
+        assert not errors, f"{page_name} (dark): JavaScript errors: {errors}"
+        assert not dark.blocked, f"{page_name} (dark): tried to reach other hosts (blocked): {dark.blocked}"
+    finally:
+        dark.close()
+
+
+def _check_explorers(page, page_name):
+    explorers = page.locator(".cl-explorer")
+    for k in range(explorers.count()):
+        explorer = explorers.nth(k)
+        explorer.scroll_into_view_if_needed()
+        image = explorer.locator("img.cl-explorer-image")
+        sliders = explorer.locator("input[type=range]")
+        assert sliders.count() + explorer.locator("select").count() > 0, f"{page_name}: explorer {k} has no controls"
+        for i in range(sliders.count()):
+            slider = sliders.nth(i)
+            label = explorer.locator(f'output[data-cl-label="{slider.get_attribute("data-cl-control")}"]')
+            if slider.get_attribute("max") == "0":
+                continue
+            before_src, before_label = image.get_attribute("src"), label.inner_text()
+            at_end = slider.input_value() == slider.get_attribute("max")
+            slider.focus()
+            page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+            assert image.get_attribute("src") != before_src, f"{page_name}: explorer {k}, slider {i} did not change the image"
+            assert label.inner_text() != before_label, f"{page_name}: explorer {k}, slider {i} did not change its value label"
+            assert (image.get_attribute("alt") or "").strip()
+        selects = explorer.locator("select")
+        for i in range(selects.count()):
+            select = selects.nth(i)
+            options = select.locator("option")
+            if options.count() < 2:
+                continue
+            before_src = image.get_attribute("src")
+            current = select.input_value()
+            other = next(options.nth(j).get_attribute("value") for j in range(options.count())
+                         if options.nth(j).get_attribute("value") != current)
+            select.select_option(other)
+            assert image.get_attribute("src") != before_src, f"{page_name}: explorer {k}, menu {i} did not change the image"
+
+
+def _check_players(page, page_name):
+    players = page.locator(".cl-player")
+    for k in range(players.count()):
+        player = players.nth(k)
+        player.scroll_into_view_if_needed()
+        image = player.locator("img.cl-frame")
+        counter = player.locator("output.cl-counter")
+        total = int(counter.inner_text().split("/")[1])
+        if total < 2:
+            continue
+        first_src = image.get_attribute("src")
+        assert counter.inner_text().startswith("1 /")
+        player.locator("button.cl-step").click()
+        assert image.get_attribute("src") != first_src, f"{page_name}: player {k}: step did not change the frame"
+        assert counter.inner_text().startswith("2 /")
+        player.locator("button.cl-back").click()
+        assert image.get_attribute("src") == first_src, f"{page_name}: player {k}: back did not return to frame 1"
+        player.locator("button.cl-play").click()
+        page.wait_for_function(
+            "el => el.dataset.frame !== '0'", arg=player.element_handle(), timeout=5000
+        )
+        player.locator("button.cl-pause").click()
+        paused_at = player.get_attribute("data-frame")
+        assert player.get_attribute("data-playing") == "0"
+        page.wait_for_timeout(1500)
+        assert player.get_attribute("data-frame") == paused_at, f"{page_name}: player {k} kept playing after pause"
