@@ -347,6 +347,12 @@ def _wrap_text(topo: Torus) -> str:
     return "wraparound on " + " and ".join(axes)
 
 
+def _step_title(schedule: Schedule, step: int) -> str:
+    """``step 3: 16 transfers (reduce-scatter)``: the panel title of one step."""
+    st = schedule.steps[step]
+    return f"step {step + 1}: {len(st)} transfers" + (f" ({st.stage})" if st.stage else "")
+
+
 def _wrap_title(text: str, width: int = 92) -> str:
     """Break a long figure title over lines that fit the page column."""
     import textwrap
@@ -2020,11 +2026,8 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False,
                   borderaxespad=0.0, handlelength=2.2)
     if title is None:
-        if step is None:
-            title = f"{schedule.algorithm} {schedule.collective}: {R} ranks"
-        else:
-            st = schedule.steps[step]
-            title = f"step {step + 1}: {len(st)} transfers" + (f" ({st.stage})" if st.stage else "")
+        title = (f"{schedule.algorithm} {schedule.collective}: {R} ranks" if step is None
+                 else _step_title(schedule, step))
     ax.set_title(title, fontsize=9)
     n_t = 0 if step is None else len(schedule.steps[step])
     alt = (f"{R} ranks " + ("on the torus grid" if kind == "grid" else "on a circle")
@@ -2839,11 +2842,8 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     ax.set_aspect("equal")
     _blank(ax)
     if title is None:
-        if step is None:
-            title = f"{M} nodes x {g} GPUs, one leaf per rail"
-        else:
-            st = schedule.steps[step]
-            title = f"step {step + 1}: {len(st)} transfers" + (f" ({st.stage})" if st.stage else "")
+        title = (f"{M} nodes x {g} GPUs, one leaf per rail" if step is None
+                 else _step_title(schedule, step))
     ax.set_title(title, fontsize=9)
     n_t = 0 if step is None else len(schedule.steps[step])
     n_ib = sum(1 for p in paths if len(p) != 16)

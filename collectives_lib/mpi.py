@@ -108,6 +108,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .errors import CollectivesError
+from .replay import _local_index
 from .schedule import (BUSBW_FACTORS, COPY, REDUCE, Schedule, Step, Traffic, check_collective,
                        expand_box)
 from .units import format_rate, format_time, parse_size
@@ -385,17 +386,6 @@ def input_values(rank: int, count: int, seed: int = 0, dtype: str = "float64") -
     v = (h % np.uint64(2000)).astype(np.int64) - 1000
     v[v >= 0] += 1
     return v.astype(dtype)
-
-
-def _local_index(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
-    """Group and local index of every participant (agents: -1, -1)."""
-    P = schedule.num_participants
-    group = np.full(P, -1, dtype=np.int64)
-    local = np.full(P, -1, dtype=np.int64)
-    for g in range(schedule.num_groups):
-        group[schedule.groups[g]] = g
-        local[schedule.groups[g]] = np.arange(schedule.group_size)
-    return group, local
 
 
 def _slot_roles(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
