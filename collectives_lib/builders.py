@@ -16,16 +16,13 @@ GPU collectives.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .errors import CollectivesError, check_power_of_two
 from .schedule import (COPY, REDUCE, Schedule, Step, Traffic, box_fraction,
-                       boxes_array, check_collective, concat, dual, embed, reflect)
-
-_ONE = np.ones((1, 1), dtype=np.int64)
-
+                       boxes_array, concat, dual, reflect)
 
 def _schedule(collective, algorithm, n, slot_shape, steps, *, group_shape=None,
               routing="neighbor", agents=(), pipelined=False, root=None, dest=None,
@@ -58,7 +55,7 @@ def ring_all_gather_local(n: int) -> Schedule:
 def bidirectional_ring_all_gather_local(n: int) -> Schedule:
     """Bidirectional ring: each block travels both ways round; ceil((N-1)/2) steps."""
     r = np.arange(n)
-    cw_steps = (n - 1 + 1) // 2          # ceil((n-1)/2)
+    cw_steps = n // 2                    # ceil((n-1)/2)
     ccw_steps = (n - 1) // 2             # floor((n-1)/2)
     both = Traffic.make(np.concatenate([r, r]), np.concatenate([(r + 1) % n, (r - 1) % n]),
                         COPY, 1.0 / n)
@@ -161,12 +158,11 @@ def _lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
         t = step.traffic
         key = (id(t), axis, tuple(done), part)
         if key not in cache:
-            T = len(t)
             src = lines[:, t.src].ravel()
             dst = lines[:, t.dst].ravel()
             # chunk volume: the 1D count times the full extent of the done axes
             vol = np.prod([dims[a] for a in done]) if done else 1
-            frac = np.tile(t.fraction * n_axis * vol / total * (1 if part is None else 1), L)
+            frac = np.tile(t.fraction * n_axis * vol / total, L)
             cache[key] = Traffic(src, dst, np.tile(t.op, L), frac)
 
         def chunks(step=step, T=len(t)):
@@ -650,7 +646,6 @@ def multichannel_ring_all_gather_local(nodes: int, gpus: int) -> Schedule:
     n = nodes * gpus
     channels = gpus if nodes > 1 else 1
     orders = [multichannel_ring_order(nodes, gpus, c) for c in range(channels)]
-    pos = [np.argsort(o) for o in orders]       # rank -> position in ring c
     src = np.concatenate([o for o in orders])
     dst = np.concatenate([np.roll(o, -1) for o in orders])
     traffic = Traffic.make(src, dst, COPY, 1.0 / (n * channels))
@@ -664,7 +659,6 @@ def multichannel_ring_all_gather_local(nodes: int, gpus: int) -> Schedule:
                 parts.append(boxes_array([(blocks, 1), (c, 1)], n))
             return np.concatenate(parts)
         steps.append(Step(traffic, chunks, "all-gather"))
-    del pos
     return _schedule("all_gather", "ring", n, (n, channels), steps, routing="routed",
                      description=f"{channels} rings (channels), each over every GPU, "
                                  "entering each node on the rail it left the last one")

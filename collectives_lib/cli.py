@@ -16,13 +16,11 @@ import json
 import re
 import sys
 
-import numpy as np
-
 from . import hardware as hw
-from .collectives import ALGORITHM_NAMES, DESCRIPTIONS, _candidates, algorithms, build, choose
+from .collectives import DESCRIPTIONS, _candidates, algorithms, build, choose
 from .errors import CollectivesError, check_num_ranks
 from .schedule import COLLECTIVES, check_collective
-from .simulate import simulate, simulate_sizes
+from .simulate import simulate
 from .topology import (Chain, GpuCluster, Ring, Switch, Topology, Torus, mesh, nvswitch_node,
                        parse_shape, tpu_pod, tpu_slice)
 from .units import format_bytes, format_rate, format_time, parse_size
@@ -199,12 +197,16 @@ def _options(args, collective: str) -> dict:
     return opts
 
 
-def _estimate(args, out) -> int:
+def _request(args):
+    """What every subcommand starts from: (topology, collective, axes, options)."""
     topo = _topology(args)
     collective = check_collective(args.collective)
+    return topo, collective, _axes(args.axes), _options(args, collective)
+
+
+def _estimate(args, out) -> int:
+    topo, collective, axes, opts = _request(args)
     size = parse_size(args.size)
-    axes = _axes(args.axes)
-    opts = _options(args, collective)
     if args.algorithm == "auto":
         choice = choose(collective, topo, size, axes, **opts)
         algorithm, why = choice.algorithm, f"auto: {choice.reason}"
@@ -241,15 +243,12 @@ def _estimate(args, out) -> int:
 
 
 def _sweep(args, out) -> int:
-    topo = _topology(args)
-    collective = check_collective(args.collective)
-    axes = _axes(args.axes)
+    topo, collective, axes, opts = _request(args)
     lo, hi = parse_size(args.minbytes), parse_size(args.maxbytes)
     if hi < lo:
         raise CollectivesError(f"-e {args.maxbytes} is smaller than -b {args.minbytes}")
     if not args.stepfactor > 1:
         raise CollectivesError(f"-f must be > 1, got {args.stepfactor}")
-    opts = _options(args, collective)
     sizes = []
     s = float(lo)
     while s <= hi * (1 + 1e-12):
@@ -286,11 +285,8 @@ def _sweep(args, out) -> int:
 
 
 def _algorithms(args, out) -> int:
-    topo = _topology(args)
-    collective = check_collective(args.collective)
-    axes = _axes(args.axes)
+    topo, collective, axes, opts = _request(args)
     size = parse_size(args.size) if args.size else 1 << 30
-    opts = _options(args, collective)
     names = algorithms(collective, topo, axes)
     choice = choose(collective, topo, size, axes, **opts)
     out.write(f"{collective} on {topo!r}" + (f" over axes {','.join(axes)}" if axes else "") + ":\n")
@@ -306,10 +302,7 @@ def _algorithms(args, out) -> int:
 
 
 def _show(args, out) -> int:
-    topo = _topology(args)
-    collective = check_collective(args.collective)
-    axes = _axes(args.axes)
-    opts = _options(args, collective)
+    topo, collective, axes, opts = _request(args)
     sched = build(collective, topo, args.algorithm, axes=axes, **opts)
     out.write(sched.format(max_steps=args.max_steps) + "\n")
     return 0

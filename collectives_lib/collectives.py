@@ -17,9 +17,9 @@ from typing import Callable
 import numpy as np
 
 from . import builders as A
-from .errors import CollectivesError, check_num_ranks
+from .errors import CollectivesError
 from .schedule import Schedule, check_collective, concat, dual, embed
-from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
+from .topology import GpuCluster, Switch, Topology, Torus
 
 ALGORITHM_NAMES = {
     "all_gather": ("ring", "bidirectional_ring", "chain", "multi_axis", "sequential_axes",
@@ -69,7 +69,7 @@ class Choice:
 
 def _axis_kind(topo: Torus, axis: int) -> str:
     if topo.dims[axis] <= 2 and topo.bidirectional:
-        return "chain" if topo.dims[axis] > 1 else "chain"
+        return "chain"
     if topo.wraparound[axis]:
         return "bidirectional_ring" if topo.bidirectional else "ring"
     if not topo.bidirectional:
@@ -223,9 +223,6 @@ def _candidates(collective: str, topo: Topology, axes) -> dict[str, Callable[[di
     def line(alg):
         return emb(lambda o, alg=alg: _line_local(collective, alg, n, o))
 
-    def routed_only(alg):
-        return line(alg)
-
     names = ALGORITHM_NAMES[collective]
     switch_like = isinstance(topo, Switch) or (isinstance(topo, GpuCluster) and axes_i == [1])
     if isinstance(topo, Torus):
@@ -300,15 +297,10 @@ def _candidates(collective: str, topo: Topology, axes) -> dict[str, Callable[[di
         out["tree"] = line("tree")
     if collective in ("broadcast", "reduce"):
         out["binomial_tree"] = line("binomial_tree")
-        if isinstance(topo, Torus) and len(axes_i) == 1:
-            out["chain"] = line("chain")
-        elif not isinstance(topo, Torus):
+        if not (isinstance(topo, Torus) and len(axes_i) > 1):
             out["chain"] = line("chain")
     if collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast", "reduce"):
-        if isinstance(topo, Torus) and len(axes_i) > 1 and collective != "all_to_all":
-            out["direct"] = line("direct")
-        else:
-            out["direct"] = line("direct")
+        out["direct"] = line("direct")
     if switch_like:
         if collective == "all_gather":
             out["multicast"] = line("multicast")

@@ -1208,7 +1208,6 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     gpu_su = gpu_node // cluster.nodes_per_su
     rail_of = (np.arange(n) % g) % rails
     paths, widths_bw, seg_of_link, seg_color = [], [], np.full(len(links), -1), []
-    node_face = []
     if not aggregate:
         node_w = g + 1.2
         gpu_x = gpu_node * node_w + (np.arange(n) % g)
@@ -1826,7 +1825,6 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                         (str(p) if p < schedule.num_ranks else schedule.participant_name(p)) for p in rows],
                        fontsize=7 if P <= 16 else 6)
     # columns: block boundaries and labels
-    k = len(schedule.group_shape)
     if schedule.collective == "all_to_all":
         per = S // n
         groups = [(d * per, (d + 1) * per, f"to {d}") for d in range(n)]
@@ -2161,8 +2159,6 @@ def schedule_animation(schedule: Schedule, topology: Topology | None = None, *, 
     each frame has alt text and a caption. Display the returned
     :class:`~collectives_lib.explore.Player` (last expression of a cell).
     """
-    from .explore import animation
-
     K = schedule.num_steps
     if K + 1 > max_frames:
         raise CollectivesError(
@@ -2176,12 +2172,24 @@ def schedule_animation(schedule: Schedule, topology: Topology | None = None, *, 
         draw_schedule_step(schedule, None if i == 0 else i - 1, topology, ax=fig, states=states, labels=labels)
         return fig
 
-    name = f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
+    name = _schedule_name(schedule)
+    return _step_player(schedule, frame, fps=fps,
+                        alt=(f"Animation of the {name} on {schedule.num_ranks} ranks: the transfers "
+                             "of each step as arrows and every rank's buffer filling up"),
+                        title=title or f"{name} over {schedule.num_ranks} ranks, step by step")
+
+
+def _schedule_name(schedule: Schedule) -> str:
+    return f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
+
+
+def _step_player(schedule: Schedule, frame, *, fps: float, alt: str, title: str):
+    """A player with one frame before step 1 and one after each step, captioned."""
+    from .explore import animation
+
+    K = schedule.num_steps
     captions = [_step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]
-    alt = (f"Animation of the {name} on {schedule.num_ranks} ranks: the transfers of each step as arrows "
-           "and every rank's buffer filling up")
-    return animation(frame, K + 1, fps=fps, alt=alt, captions=captions,
-                     title=title or f"{name} over {schedule.num_ranks} ranks, step by step")
+    return animation(frame, K + 1, fps=fps, alt=alt, captions=captions, title=title)
 
 
 # ---------------------------------------------------------------------------
@@ -2896,8 +2904,6 @@ def cluster_schedule_animation(schedule: Schedule, gpus_per_node: int, *, rails:
 
     Introduced in the chapter *GPU collectives across nodes*.
     """
-    from .explore import animation
-
     K = schedule.num_steps
     if K + 1 > max_frames:
         raise CollectivesError(
@@ -2911,12 +2917,12 @@ def cluster_schedule_animation(schedule: Schedule, gpus_per_node: int, *, rails:
         return fig
 
     g = int(gpus_per_node)
-    name = f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
-    captions = [_step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]
-    alt = (f"Animation of the {name} on {R // g} nodes of {g} GPUs: each step's transfers drawn node by node, "
-           "inside nodes over NVLink and between nodes through the rail's leaf switch, and every GPU's buffer")
-    return animation(frame, K + 1, fps=fps, alt=alt, captions=captions,
-                     title=title or f"{name} over {R // g} nodes x {g} GPUs, step by step")
+    name = _schedule_name(schedule)
+    return _step_player(schedule, frame, fps=fps,
+                        alt=(f"Animation of the {name} on {R // g} nodes of {g} GPUs: each step's "
+                             "transfers drawn node by node, inside nodes over NVLink and between nodes "
+                             "through the rail's leaf switch, and every GPU's buffer"),
+                        title=title or f"{name} over {R // g} nodes x {g} GPUs, step by step")
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ Introduced in the chapter *Moving bytes* and used throughout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 from .errors import CollectivesError
 

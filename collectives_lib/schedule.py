@@ -23,7 +23,7 @@ Introduced in the chapter *A first look*.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
@@ -115,9 +115,6 @@ class Traffic:
         if path is not None:
             path = np.broadcast_to(np.asarray(path, dtype=np.int64), (n,)).copy()
         return Traffic(src, dst, op, fraction, path)
-
-
-BoxesLike = "np.ndarray | Callable[[], np.ndarray]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -571,44 +568,4 @@ def concat(first: Schedule, second: Schedule, *, collective: str, algorithm: str
         root=first.root, weights=first.weights,
         paths=first.paths + second.paths if second.paths else first.paths,
         description=description,
-    )
-
-
-def merge_parallel(schedules: Sequence[Schedule], *, slot_shape, part_axis: int,
-                   collective: str, algorithm: str, description: str = "") -> Schedule:
-    """Run several schedules at once, step by step, each on its own part of the slots.
-
-    Schedule ``j`` moves part ``j`` of every block: its boxes get ``(j, 1)`` on
-    the part axis. Used by the multi-axis all-gather, which sends one part of
-    the data along each axis order so that every link is busy.
-    """
-    first = schedules[0]
-    nsteps = max(s.num_steps for s in schedules)
-    steps = []
-    cache: dict[tuple, Traffic] = {}
-    for k in range(nsteps):
-        members = [(j, s.steps[k]) for j, s in enumerate(schedules) if k < s.num_steps]
-        key = tuple(id(st.traffic) for _, st in members)
-        if key not in cache:
-            cache[key] = Traffic(
-                np.concatenate([st.traffic.src for _, st in members]),
-                np.concatenate([st.traffic.dst for _, st in members]),
-                np.concatenate([st.traffic.op for _, st in members]),
-                np.concatenate([st.traffic.fraction for _, st in members]),
-            )
-
-        def chunks(members=members):
-            parts = []
-            for j, st in members:
-                b = st.boxes.copy()
-                b[:, part_axis, 0] = j
-                b[:, part_axis, 1] = 1
-                parts.append(b)
-            return np.concatenate(parts)
-        stage = "+".join(dict.fromkeys(st.stage for _, st in members if st.stage))
-        steps.append(Step(cache[key], chunks, stage))
-    return Schedule(
-        collective=collective, algorithm=algorithm, num_ranks=first.num_ranks,
-        groups=first.groups, group_shape=first.group_shape, slot_shape=tuple(slot_shape),
-        steps=tuple(steps), routing=first.routing, description=description,
     )

@@ -17,7 +17,6 @@ Introduced in the chapters *TPU cluster topology* and *NVIDIA GPU cluster topolo
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -1428,7 +1427,6 @@ def _disjoint_paths(topo: Topology, src: int, dst: int) -> list[list[int]]:
         # Bellman-Ford style shortest path in the residual graph (costs +1 forward, -1 back)
         dist = {src: 0}
         prev: dict[int, tuple[int, int]] = {}
-        heap = [(0, src)]
         # residual costs can be negative; use label-correcting (SPFA)
         queue = deque([src])
         inq = {src}
@@ -1452,7 +1450,6 @@ def _disjoint_paths(topo: Topology, src: int, dst: int) -> list[list[int]]:
                         prev[y] = (e, -1)
                         if y not in inq:
                             queue.append(y); inq.add(y)
-        del heap
         if dst not in dist:
             break
         y = dst

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import hardware as hw
 from .errors import CollectivesError
 from .units import format_bytes, format_flops, format_rate, format_time
 
