@@ -23,9 +23,9 @@ CASES = {
         "import collectives_lib as cl; t = cl.Ring(4096, bandwidth=45e9, latency=1e-6); "
         "r = cl.simulate(cl.build('all_reduce', t, 'ring'), t, 4096 * 2**20); print(r.num_steps, r.time)",
     "replay with data: ring all-reduce on 64 ranks":
-        "import collectives_lib as cl; cl.check(cl.ring_all_reduce(64)); print('ok')",
+        "import collectives_lib as cl; cl.check(cl.build('all_reduce', 64, 'ring')); print('ok')",
     "replay with data: bidirectional all-to-all on 64 ranks":
-        "import collectives_lib as cl; cl.check(cl.bidirectional_ring_all_to_all(64)); print('ok')",
+        "import collectives_lib as cl; cl.check(cl.build('all_to_all', 64, 'bidirectional_ring')); print('ok')",
     "sweep of 40 sizes, flat ring all-reduce on the SuperPod":
         "import numpy as np, collectives_lib as cl; t = cl.superpod(); "
         "s = cl.build('all_reduce', t, 'ring'); print(cl.simulate_sizes(s, t, np.geomspace(8, 1e10, 40))[-1])",

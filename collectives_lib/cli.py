@@ -13,120 +13,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
-from . import hardware as hw
-from .collectives import DESCRIPTIONS, _candidates, algorithms, build, choose
-from .errors import CollectivesError, check_num_ranks
-from .schedule import COLLECTIVES, check_collective
+from .analysis import choose
+from .builders import entries
+from .collective import COLLECTIVES, collective as as_collective
+from .errors import CollectivesError
+from .plan import algorithms, build
 from .simulate import simulate
-from .topology import (Chain, GpuCluster, Ring, Switch, Topology, Torus, mesh, nvswitch_node,
-                       parse_shape, tpu_pod, tpu_slice)
+from .topology import TOPOLOGY_HELP, Topology, Torus, parse_rate, parse_seconds, parse_topology
 from .units import format_bytes, format_rate, format_time, parse_size
-
-TOPOLOGY_HELP = (
-    "ring:N, chain:N, torus:AxB[xC], mesh:AxB[xC], switch:N (these need --bandwidth); "
-    "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod); "
-    "dgx-h100:M, dgx-b200:M, gb200-nvl72:M (M nodes or racks)"
-)
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, status 2
         raise CollectivesError(message)
-
-
-def parse_rate(text) -> float:
-    """Bandwidth in bytes/s: ``45e9``, ``45GB`` or ``45GB/s``."""
-    if text is None:
-        return None
-    t = str(text).strip()
-    t = re.sub(r"/s$", "", t, flags=re.I)
-    try:
-        value = float(t)
-    except ValueError:
-        try:
-            value = float(parse_size(t))
-        except CollectivesError:
-            raise CollectivesError(
-                f"bandwidth {text!r} is not understood; give bytes per second one way, "
-                f"like 45e9 or 45GB/s"
-            ) from None
-    if not value > 0:
-        raise CollectivesError(f"bandwidth must be positive, got {text!r}")
-    return value
-
-
-def parse_seconds(text) -> float:
-    """Latency in seconds: ``1e-6``, ``1us``, ``0.5ms``."""
-    if text is None:
-        return None
-    t = str(text).strip().lower()
-    m = re.match(r"^([0-9.eE+-]+)\s*(s|ms|us|µs|ns)?$", t)
-    if not m:
-        raise CollectivesError(f"latency {text!r} is not understood; use seconds like 1e-6 or 1us")
-    scale = {"s": 1.0, None: 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[m.group(2)]
-    try:
-        value = float(m.group(1)) * scale
-    except ValueError:
-        raise CollectivesError(f"latency {text!r} is not a number") from None
-    if value < 0:
-        raise CollectivesError(f"latency must be >= 0 seconds, got {text!r}")
-    return value
-
-
-def parse_topology(spec: str, bandwidth: float | None = None, latency: float | None = None,
-                   oversubscription: float = 1.0) -> Topology:
-    """Turn a topology SPEC into a topology value (see TOPOLOGY_HELP)."""
-    text = str(spec).strip().lower()
-    if ":" not in text:
-        raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
-    kind, arg = text.split(":", 1)
-    generic = {"ring", "chain", "torus", "mesh", "switch"}
-    if kind in generic:
-        if bandwidth is None:
-            raise CollectivesError(
-                f"topology {spec!r} needs --bandwidth (one-way bytes/s per link, e.g. 45e9)"
-            )
-        lat = 0.0 if latency is None else latency
-        if kind in ("ring", "chain", "switch"):
-            try:
-                n = int(arg)
-            except ValueError:
-                raise CollectivesError(f"{kind}:N needs a whole number of ranks, got {arg!r}") from None
-            check_num_ranks(n)
-            if kind == "ring":
-                return Ring(n, bandwidth=bandwidth, latency=lat)
-            if kind == "chain":
-                return Chain(n, bandwidth=bandwidth, latency=lat)
-            return Switch(n, bandwidth=bandwidth, latency=lat)
-        dims = parse_shape(arg)
-        if kind == "torus":
-            return Torus(dims, True, bandwidth=bandwidth, latency=lat)
-        return mesh(dims, bandwidth=bandwidth, latency=lat)
-    if kind.startswith("tpu"):
-        gen = kind.removeprefix("tpu-").removeprefix("tpu")
-        if gen not in hw.TPU_PRESET_GENERATIONS and gen not in ("v4p", "tpu7x"):
-            raise CollectivesError(
-                f"unknown TPU preset {kind!r}; use one of "
-                + ", ".join(f"tpu-{g}" for g in hw.TPU_PRESET_GENERATIONS)
-            )
-        if arg == "pod":
-            return tpu_pod(gen, bandwidth=bandwidth, latency=latency)
-        return tpu_slice(gen, arg, bandwidth=bandwidth, latency=latency)
-    if kind in hw.GPU_SYSTEMS:
-        try:
-            m = int(arg)
-        except ValueError:
-            raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
-        check_num_ranks(m, what="number of nodes M")
-        if m == 1 and oversubscription == 1.0:
-            return nvswitch_node(kind, bandwidth=bandwidth, latency=latency)
-        return GpuCluster(kind, m, oversubscription=oversubscription,
-                          nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
-                          nvlink_latency=latency, nic_latency=latency)
-    raise CollectivesError(f"unknown topology kind {kind!r}; use {TOPOLOGY_HELP}")
 
 
 def _axes(text):
@@ -200,7 +100,7 @@ def _options(args, collective: str) -> dict:
 def _request(args):
     """What every subcommand starts from: (topology, collective, axes, options)."""
     topo = _topology(args)
-    collective = check_collective(args.collective)
+    collective = as_collective(args.collective)
     return topo, collective, _axes(args.axes), _options(args, collective)
 
 
@@ -208,11 +108,11 @@ def _estimate(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     size = parse_size(args.size)
     if args.algorithm == "auto":
-        choice = choose(collective, topo, size, axes, **opts)
+        choice = choose(collective, topo, size, axes=axes, **opts)
         algorithm, why = choice.algorithm, f"auto: {choice.reason}"
     else:
         algorithm, why = args.algorithm, "as requested"
-    sched = build(collective, topo, algorithm, axes=axes, size=size, **opts)
+    sched = build(collective, topo, algorithm, axes=axes, **opts)
     result = simulate(sched, topo, size)
     if args.json:
         obj = result.as_dict()
@@ -257,15 +157,15 @@ def _sweep(args, out) -> int:
     algorithm = args.algorithm
     if algorithm == "auto" and not isinstance(topo, Torus):
         # NCCL may switch algorithm with size: choose per size
-        per_size = [choose(collective, topo, sz, axes, **opts).algorithm for sz in sizes]
+        per_size = [choose(collective, topo, sz, axes=axes, **opts).algorithm for sz in sizes]
     else:
-        chosen = choose(collective, topo, hi, axes, **opts).algorithm if algorithm == "auto" else algorithm
+        chosen = choose(collective, topo, hi, axes=axes, **opts).algorithm if algorithm == "auto" else algorithm
         per_size = [chosen] * len(sizes)
     rows = []
     cache = {}
     for sz, alg in zip(sizes, per_size):
         if alg not in cache:
-            cache[alg] = build(collective, topo, alg, axes=axes, size=sz, **opts)
+            cache[alg] = build(collective, topo, alg, axes=axes, **opts)
         sched = cache[alg]
         real = sched.round_size(sz)
         r = simulate(sched, topo, real)
@@ -287,15 +187,16 @@ def _sweep(args, out) -> int:
 def _algorithms(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     size = parse_size(args.size) if args.size else 1 << 30
-    names = algorithms(collective, topo, axes)
-    choice = choose(collective, topo, size, axes, **opts)
+    table = algorithms(collective, topo, axes=axes, reasons=True, **opts)
+    described = entries(collective)
+    choice = choose(collective, topo, size, axes=axes, **opts)
     out.write(f"{collective} on {topo!r}" + (f" over axes {','.join(axes)}" if axes else "") + ":\n")
-    for name in names:
-        mark = "  (auto)" if name == choice.algorithm else ""
-        out.write(f"  {name:<20} {DESCRIPTIONS.get(name, '')}{mark}\n")
-    if collective != "send":
-        others = {k: v for k, v in _candidates(collective, topo, axes).items() if isinstance(v, str)}
-        for name, why in others.items():
+    for name, why in table.items():
+        if why is None:
+            mark = "  (auto)" if name == choice.algorithm else ""
+            out.write(f"  {name:<20} {described[name].description}{mark}\n")
+    for name, why in table.items():
+        if why is not None:
             out.write(f"  not {name}: {why}\n")
     out.write(f"auto picks {choice.algorithm} for {format_bytes(size)}: {choice.reason}\n")
     return 0

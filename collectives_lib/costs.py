@@ -196,6 +196,68 @@ def reduction_depth(n: int, fan_in: int = 2) -> int:
     return depth
 
 
+# -- broadcast and reduce ------------------------------------------------------------
+
+def binomial_tree_broadcast(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """``ceil(log2 n)`` rounds of the whole array: ``ceil(log2 n) (alpha + V / W)``.
+    A binomial reduce is the same tree reversed and costs the same."""
+    n = check_num_ranks(n)
+    return math.ceil(math.log2(n)) * (alpha + V / W) if n > 1 else 0.0
+
+
+def pipelined_chain_broadcast(n: int, V: float, W: float, alpha: float = 0.0,
+                              chunks: int = 8) -> float:
+    """The array in ``chunks`` pieces streams down a line of ``n`` ranks:
+    ``(chunks + n - 2) (alpha + V / (chunks W))``, about ``V / W`` for many chunks."""
+    n = check_num_ranks(n)
+    return (chunks + n - 2) * (alpha + V / (chunks * W)) if n > 1 else 0.0
+
+
+def direct_broadcast(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """The root sends the whole array to each of the others over its one link:
+    ``alpha + (n-1) V / W`` (a direct reduce receives them the same way)."""
+    n = check_num_ranks(n)
+    return alpha + (n - 1) * V / W if n > 1 else 0.0
+
+
+# -- point to point ----------------------------------------------------------------------
+
+def ring_send(n: int, distance: int, V: float, W: float, alpha: float = 0.0, *,
+              multipath: bool = False) -> float:
+    """A send between ranks ``distance`` apart on a bidirectional ring.
+
+    One route takes the short way: ``min(d, n-d) alpha + V / W``, except that
+    opposite ranks (``2d = n``) split the message both ways. Over the two
+    link-disjoint routes (``multipath``) each carries half and the long way
+    sets the latency: ``max(d, n-d) alpha + V / (2W)``.
+    """
+    n = check_num_ranks(n)
+    d = int(distance) % n
+    if d == 0:
+        return 0.0
+    if n <= 2:
+        return alpha + V / W
+    if multipath or 2 * d == n:
+        return max(d, n - d) * alpha + V / (2 * W)
+    return min(d, n - d) * alpha + V / W
+
+
+def ring_gather(n: int, V: float, W: float, alpha: float = 0.0, *, multipath: bool = False) -> float:
+    """Every rank sends its block ``V / n`` to one root on a bidirectional ring.
+
+    Either way the root's two incoming links carry ``(n-1)/(2n) V`` each (the
+    opposite block, for even n, or every block, with ``multipath``, split in
+    two). One route per block: ``floor(n/2) alpha + (n-1)/(2n) V / W``; split
+    over both routes the farthest piece goes ``n-1`` hops:
+    ``(n-1) alpha + (n-1)/(2n) V / W``.
+    """
+    n = check_num_ranks(n)
+    if n == 1:
+        return 0.0
+    hops = n - 1 if multipath else n // 2
+    return hops * alpha + (n - 1) / (2 * n) * V / W
+
+
 # -- all-to-all ----------------------------------------------------------------------
 
 def bidirectional_ring_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
@@ -343,13 +405,34 @@ def torus_all_to_all(dims, kinds, V: float, W: float) -> float:
 # -- hierarchical --------------------------------------------------------------------
 
 def hierarchical_all_gather(nodes: int, gpus: int, V: float, W_nic: float, W_nvlink: float,
-                            overlap: bool = True) -> float:
+                            overlap: bool = True, *, alpha_nic: float = 0.0,
+                            alpha_nvlink: float = 0.0) -> float:
     """Rails across nodes, then NVLink inside: stage times
-    ``(M-1)/M * V / (G W_nic)`` and ``(G-1)/G * V / W_nvlink``; with the stages
-    pipelined the slower one sets the time, else their sum."""
+    ``(M-1) (alpha_nic + V / (M G W_nic))`` and ``(G-1) (alpha_nvlink + V / (G W_nvlink))``.
+    With the stages pipelined a chunk still pays both stages' latencies but the
+    bandwidth terms overlap, so the slower one sets the pace; without overlap
+    the stage times add. ``alpha_*`` are per ring step (two links: GPU to switch
+    to GPU)."""
+    lat_ib, lat_nvl = (nodes - 1) * alpha_nic, (gpus - 1) * alpha_nvlink
     ib = (nodes - 1) / nodes * V / (gpus * W_nic)
     nvl = (gpus - 1) / gpus * V / W_nvlink
-    return max(ib, nvl) if overlap else ib + nvl
+    return lat_ib + lat_nvl + (max(ib, nvl) if overlap else ib + nvl)
+
+
+def hierarchical_all_to_all(nodes: int, gpus: int, V: float, W_nic: float, W_nvlink: float, *,
+                            alpha_nic: float = 0.0, alpha_nvlink: float = 0.0) -> float:
+    """Regroup inside the node, then exchange along each rail, stages pipelined.
+
+    With ``n = M G`` ranks and blocks of ``V / n^2``: inside the node every GPU
+    sends ``G - 1`` messages of ``M`` blocks over NVLink; across nodes every
+    NIC sends ``M - 1`` messages of ``G`` blocks. Each stage is one step:
+    ``alpha_nvlink + alpha_nic + max((G-1) M, (M-1) G W_nvlink / W_nic) V / (n^2 W_nvlink)``.
+    """
+    n = nodes * gpus
+    nvl = (gpus - 1) * nodes * V / (n * n * W_nvlink) if gpus > 1 else 0.0
+    ib = (nodes - 1) * gpus * V / (n * n * W_nic) if nodes > 1 else 0.0
+    lat = (alpha_nvlink if gpus > 1 else 0.0) + (alpha_nic if nodes > 1 else 0.0)
+    return lat + max(nvl, ib)
 
 
 def fat_tree_ring_all_gather(nodes: int, V: float, node_bandwidth: float) -> float:

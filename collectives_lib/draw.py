@@ -326,7 +326,7 @@ def _topology_name(topo: Topology) -> str:
             return f"one TPU {topo.slice.generation.name} slice of {shape}"
         return f"{topo.num_slices} TPU {topo.slice.generation.name} slices of {shape}"
     if isinstance(topo, GpuCluster):
-        return f"{topo.num_nodes_} {topo.system.name.upper()} nodes"
+        return f"{topo.num_nodes} {topo.system.name.upper()} nodes"
     if isinstance(topo, Switch):
         if topo.name:
             return f"{topo.name.upper()} ({topo.num_ranks} GPUs on NVSwitch)"
@@ -1157,7 +1157,7 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
 def _fat_tree_roles(cluster: GpuCluster):
     """Classify links: 'nvlink' (GPU<->NVSwitch), 'nic' (GPU<->leaf), 'uplink' (leaf<->spine)."""
     links = cluster.links
-    n, m = cluster.num_ranks, cluster.num_nodes_
+    n, m = cluster.num_ranks, cluster.num_nodes
     s, d = links.src, links.dst
     nvl = ((s < n) & (d >= n) & (d < n + m)) | ((d < n) & (s >= n) & (s < n + m))
     up = (s == cluster.spine_node) | (d == cluster.spine_node)
@@ -1189,7 +1189,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
 
     if not isinstance(cluster, GpuCluster):
         raise CollectivesError(f"draw_fat_tree draws a GpuCluster, not {cluster!r}")
-    m, g, rails = cluster.num_nodes_, cluster.gpus_per_node, cluster.rails
+    m, g, rails = cluster.num_nodes, cluster.gpus_per_node, cluster.rails
     n = cluster.num_ranks
     if aggregate is None:
         aggregate = m > 8
@@ -1365,9 +1365,9 @@ def draw_bisection(topology: Topology, side=None, ax=None):
     rest = np.setdiff1d(np.arange(topology.num_ranks), side)
     bw = topology.cut_bandwidth(side)
     links = topology.links
-    in_a = np.zeros(topology.num_nodes, dtype=bool)
+    in_a = np.zeros(topology.num_vertices, dtype=bool)
     in_a[side] = True
-    in_b = np.zeros(topology.num_nodes, dtype=bool)
+    in_b = np.zeros(topology.num_vertices, dtype=bool)
     in_b[rest] = True
     crossing = np.nonzero(in_a[links.src] & in_b[links.dst])[0]
     text = f"cut bandwidth (one way): {format_rate(bw)}"
@@ -2213,7 +2213,7 @@ def _time_axis(axis) -> None:
 
 
 def _schedules_for(topology, collective, algorithms, schedules, axes):
-    from .collectives import algorithms as list_algorithms, build
+    from .plan import algorithms as list_algorithms, build
 
     if schedules is not None:
         return dict(schedules)
@@ -2356,7 +2356,6 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     Returns ``{"lines": {(label, "algbw" | "busbw"): Line2D}, "figure",
     "axes", "alt"}``.
     """
-    from .schedule import BUSBW_FACTORS
     from .simulate import simulate_sizes
 
     scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
@@ -2370,7 +2369,7 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
         color, _, marker = ALGORITHM_STYLES[i % len(ALGORITHM_STYLES)]
         t = simulate_sizes(sched, topology, sizes)
         algbw = sizes / t / 1e9
-        busbw = algbw * BUSBW_FACTORS[sched.collective](sched.group_size)
+        busbw = algbw * sched.busbw_factor()
         name = str(label).replace("_", " ")
         (l1,) = ax.plot(sizes, algbw, color=color, ls="-", lw=1.7, marker=marker, ms=3.5, markevery=3,
                         label=f"{name} algbw")
@@ -2644,10 +2643,10 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
 
     if not isinstance(cluster, GpuCluster):
         raise CollectivesError(f"draw_fat_tree_route draws a route in a GpuCluster, not {cluster!r}")
-    if cluster.num_nodes_ > 8:
+    if cluster.num_nodes > 8:
         raise CollectivesError(
             f"draw_fat_tree_route draws clusters of at most 8 nodes GPU by GPU; {cluster!r} has "
-            f"{cluster.num_nodes_}")
+            f"{cluster.num_nodes}")
     src, dst = int(src), int(dst)
     n = cluster.num_ranks
     for x in (src, dst):
@@ -2680,14 +2679,14 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
         return np.array([(min(xs) + max(xs)) / 2, gpus[k * g][1] - 1.2])
 
     def leaf_pos(node):
-        return leaves[node - n - cluster.num_nodes_]
+        return leaves[node - n - cluster.num_nodes]
 
     segs = []
     for k in range(hops):
         a, b = path[k], path[k + 1]
-        if a < n and b >= n and b < n + cluster.num_nodes_:          # GPU -> NVSwitch
+        if a < n and b >= n and b < n + cluster.num_nodes:          # GPU -> NVSwitch
             segs.append([gpus[a] - [0, half], [gpus[a][0], nvswitch_pos(b)[1]], nvswitch_pos(b)])
-        elif a >= n and a < n + cluster.num_nodes_:                   # NVSwitch -> GPU
+        elif a >= n and a < n + cluster.num_nodes:                   # NVSwitch -> GPU
             p = nvswitch_pos(a)
             segs.append([p, [gpus[b][0], p[1]], gpus[b] - [0, half]])
         elif a < n:                                                   # GPU -> leaf
@@ -2706,7 +2705,7 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
     here = path[hops]
     if here < n:
         pos = gpus[here]
-    elif here < n + cluster.num_nodes_:
+    elif here < n + cluster.num_nodes:
         pos = nvswitch_pos(here)
     elif here == cluster.spine_node:
         pos = np.array([leaf_pos(path[hops - 1])[0], spine_y])

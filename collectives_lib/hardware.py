@@ -485,7 +485,7 @@ def all_figures() -> list[tuple[str, Figure]]:
     """Every figure in this module as (dotted name, figure), for the sources page."""
     out: list[tuple[str, Figure]] = []
     seen: set[str] = set()
-    for key, gen in TPU_GENERATIONS.items():
+    for gen in TPU_GENERATIONS.values():
         if gen.name in seen:
             continue
         seen.add(gen.name)

@@ -108,9 +108,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .errors import CollectivesError
-from .replay import _local_index
-from .schedule import (BUSBW_FACTORS, COPY, REDUCE, Schedule, Step, Traffic, check_collective,
-                       expand_box)
+from .analysis import fit_alpha_beta
+from .collective import collective as as_collective
+from .schedule import COPY, REDUCE, Schedule, Step, Traffic, expand_box
 from .units import format_rate, format_time, parse_size
 
 #: What to install when mpi4py or mpiexec is missing.
@@ -388,38 +388,17 @@ def input_values(rank: int, count: int, seed: int = 0, dtype: str = "float64") -
     return v.astype(dtype)
 
 
-def _slot_roles(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
-    """Per slot: the local rank that owns its block (or its origin, all-to-all),
-    and its destination (all-to-all; else -1)."""
-    k = len(schedule.group_shape)
-    if schedule.collective not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-                                   "gather"):
-        return np.full(schedule.num_slots, -1), np.full(schedule.num_slots, -1)
-    coords = np.unravel_index(np.arange(schedule.num_slots), schedule.slot_shape)
-    owner = np.ravel_multi_index(tuple(coords[:k]), schedule.group_shape)
-    if schedule.collective == "all_to_all":
-        dest = np.ravel_multi_index(tuple(coords[k:2 * k]), schedule.group_shape)
-    else:
-        dest = np.full(schedule.num_slots, -1)
-    return owner, dest
-
-
 def held_slots(schedule: Schedule, participant: int) -> np.ndarray:
     """Which slots ``participant`` holds before step 1 (as in replay.initial_state)."""
     S = schedule.num_slots
     if participant >= schedule.num_ranks:
         return np.zeros(S, dtype=bool)
-    _, local = _local_index(schedule)
+    _, local = schedule.local_index
     i = int(local[participant])
     if i < 0:
         return np.zeros(S, dtype=bool)
-    coll = schedule.collective
-    if coll in ("all_gather", "all_to_all", "gather"):
-        owner, _ = _slot_roles(schedule)
-        return owner == i
-    if coll in ("reduce_scatter", "all_reduce", "reduce"):
-        return np.ones(S, dtype=bool)
-    return np.full(S, i == schedule.root)  # broadcast, send
+    owner, _ = schedule.slot_roles
+    return schedule.collective.start_mask(owner, np.array([i]), schedule.root)[0]
 
 
 def initial_buffer(schedule: Schedule, layout: Layout, participant: int, seed: int = 0) -> np.ndarray:
@@ -442,32 +421,15 @@ def expected_buffer(schedule: Schedule, layout: Layout, rank: int, seed: int = 0
     :func:`collectives_lib.replay.expected_output`, for one rank and any size."""
     S = schedule.num_slots
     values = np.full(layout.count, np.nan, dtype=layout.dtype)
-    group, local = _local_index(schedule)
+    group, local = schedule.local_index
     if rank >= schedule.num_ranks or local[rank] < 0:
         return values, np.zeros(S, dtype=bool)
     g, i = int(group[rank]), int(local[rank])
     members = schedule.groups[g]
-    owner, dest = _slot_roles(schedule)
+    owner, dest = schedule.slot_roles
     coll = schedule.collective
-    origin = None
-    if coll == "all_gather":
-        origin, need = owner, np.ones(S, dtype=bool)
-    elif coll == "all_to_all":
-        origin, need = owner, dest == i
-    elif coll == "gather":
-        origin, need = owner, np.full(S, i == schedule.root)
-    elif coll == "broadcast":
-        origin, need = np.full(S, schedule.root), np.ones(S, dtype=bool)
-    elif coll == "send":
-        origin, need = np.full(S, schedule.root), np.full(S, i == schedule.dest)
-    elif coll == "all_reduce":
-        need = np.ones(S, dtype=bool)
-    elif coll == "reduce_scatter":
-        need = owner == i
-    elif coll == "reduce":
-        need = np.full(S, i == schedule.root)
-    else:  # pragma: no cover - check_collective guards
-        raise CollectivesError(f"unknown collective {coll}")
+    origin = coll.source(owner, schedule.root)
+    need = coll.end_mask(owner, dest, np.array([i]), schedule.root, schedule.dest)[0]
     if not need.any():
         return values, need
     dt = layout.dtype.name
@@ -774,7 +736,7 @@ class _Communicators:
             return comm, rcomm, rcomm
         key = ("groups", P, R, np.asarray(sched.groups).tobytes(), sched.groups.shape)
         if key not in self.cache:
-            group, local = _local_index(sched)
+            group, local = sched.local_index
             self.cache[key] = rcomm.Split(int(group[me]), int(local[me]))
         return comm, rcomm, self.cache[key]
 
@@ -798,7 +760,7 @@ def _run_case(world, case: dict, opts: dict, comms: _Communicators) -> list[dict
     if me >= P:
         return rows
     is_rank = me < R
-    group, local = _local_index(sched)
+    group, local = sched.local_index
     iters, warmup, seed = int(opts["iters"]), int(opts["warmup"]), int(opts["seed"])
     K = sched.num_steps
     for nbytes in case["sizes"]:
@@ -859,7 +821,7 @@ def _run_case(world, case: dict, opts: dict, comms: _Communicators) -> list[dict
             med = np.median(all_t, axis=0) if iters else np.full(K + 1, np.nan)
             t = float(med[0])
             tm = float(np.median(mpi_t)) if iters else float("nan")
-            factor = BUSBW_FACTORS[sched.collective](sched.group_size)
+            factor = sched.busbw_factor()
             rows.append({
                 "case": case.get("label", ""), "case_index": int(case.get("index", 0)),
                 "collective": sched.collective, "algorithm": sched.algorithm,
@@ -990,39 +952,6 @@ def _serve(payload: dict, *, emit: bool) -> dict | None:
 # ---------------------------------------------------------------------------
 # Calibration: the alpha-beta model fitted to a ping-pong
 # ---------------------------------------------------------------------------
-
-def fit_alpha_beta(sizes, times) -> tuple[float, float, str]:
-    """Fit ``t(m) = alpha + beta m`` to one-way times; returns ``(alpha, beta, method)``.
-
-    Least squares on *relative* errors (each point weighted by ``1/t``): times
-    span four decades, and plain least squares would let the largest message
-    decide alpha, which comes out negative in the noise. Both must be positive
-    for the model to mean anything; if the fit gives ``alpha <= 0`` or
-    ``beta <= 0`` (a noisy or oversubscribed machine), fall back to the two ends
-    of the sweep: alpha = the smallest message's time, beta = the largest
-    message's extra time per byte (or its time per byte, if that is not
-    positive either), and say so in ``method``.
-    """
-    m = np.asarray(sizes, dtype=float)
-    t = np.asarray(times, dtype=float)
-    ok = np.isfinite(t) & (t > 0) & np.isfinite(m) & (m >= 0)
-    m, t = m[ok], t[ok]
-    if len(m) < 2 or np.ptp(m) == 0:
-        raise CollectivesError(
-            f"fitting alpha and beta needs times for at least two different sizes, got {len(m)}")
-    A = np.stack([np.ones_like(m), m], axis=1) / t[:, None]
-    (alpha, beta), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
-    if alpha > 0 and beta > 0:
-        return float(alpha), float(beta), "least squares on relative error"
-    small, large = np.argmin(m), np.argmax(m)
-    alpha = float(t[small])
-    beta = (t[large] - alpha) / (m[large] - m[small])
-    method = "fallback: alpha from the smallest message, beta from the largest"
-    if not beta > 0:
-        beta = t[large] / m[large]
-        method = "fallback: alpha from the smallest message, beta = time/size of the largest"
-    return alpha, float(beta), method
-
 
 @dataclass(frozen=True)
 class Calibration:
@@ -1406,7 +1335,7 @@ def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "flo
 
 
 def _switch_schedules(collective: str, num_ranks: int, algorithms, **options) -> list[Schedule]:
-    from .collectives import algorithms as applicable, build
+    from .plan import algorithms as applicable, build
     from .topology import Switch
     topo = Switch(num_ranks, bandwidth=1e9)
     names = applicable(collective, topo)
@@ -1421,7 +1350,7 @@ def run_collective(collective: str, num_ranks: int, algorithms="all", *, sizes=(
                    **kwargs) -> RunResult:
     """:func:`run` for the library's schedules of ``collective`` on ``Switch(num_ranks)``
     (``algorithms``: a name, a list, or ``"all"``: every algorithm that applies)."""
-    collective = check_collective(collective)
+    collective = as_collective(collective)
     options = {k: kwargs.pop(k) for k in ("root", "matrix", "chunks") if k in kwargs}
     return run(_switch_schedules(collective, num_ranks, algorithms, **options), sizes, **kwargs)
 
@@ -1633,11 +1562,11 @@ def _schedules_from_args(args, num_ranks: int) -> list[Schedule]:
             raise CollectivesError(f"--np {args.np} but the schedule in {args.schedule} is for "
                                    f"{sched.num_ranks} ranks; leave --np out")
         return [sched]
-    from .collectives import algorithms as applicable, build
+    from .plan import algorithms as applicable, build
     from .topology import Switch
-    collective = check_collective(args.collective)
+    collective = as_collective(args.collective)
     if args.topology:
-        from .cli import parse_topology
+        from .topology import parse_topology
         topo = parse_topology(args.topology, 1e9)
     else:
         topo = Switch(num_ranks, bandwidth=1e9)
@@ -1751,7 +1680,7 @@ def _run_in_place(args, out) -> int:
 
 
 def _topology_ranks(spec: str) -> int:
-    from .cli import parse_topology
+    from .topology import parse_topology
     return parse_topology(spec, 1e9).num_ranks
 
 

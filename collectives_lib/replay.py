@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ScheduleError
-from .schedule import COPY, REDUCE, Schedule, expand_box
+from .schedule import COPY, REDUCE, Schedule, box_fraction, expand_box
 
 MAX_REPLAY_GROUP = 64  # contributions are bit masks in uint64
 
@@ -47,31 +47,6 @@ class State:
         return out
 
 
-def _local_index(schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
-    """For each participant: its group and its local index (agents: -1)."""
-    P = schedule.num_participants
-    group = np.full(P, -1, dtype=np.int64)
-    local = np.full(P, -1, dtype=np.int64)
-    for g in range(schedule.num_groups):
-        group[schedule.groups[g]] = g
-        local[schedule.groups[g]] = np.arange(schedule.group_size)
-    return group, local
-
-
-def _owner_of_slots(schedule: Schedule) -> np.ndarray:
-    """Local rank that owns each slot's block (all-gather/reduce-scatter/all-reduce),
-    or the origin rank (all-to-all)."""
-    k = len(schedule.group_shape)
-    coords = np.unravel_index(np.arange(schedule.num_slots), schedule.slot_shape)
-    return np.ravel_multi_index(tuple(coords[:k]), schedule.group_shape)
-
-
-def _dest_of_slots(schedule: Schedule) -> np.ndarray:
-    k = len(schedule.group_shape)
-    coords = np.unravel_index(np.arange(schedule.num_slots), schedule.slot_shape)
-    return np.ravel_multi_index(tuple(coords[k:2 * k]), schedule.group_shape)
-
-
 def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple[State, np.ndarray]:
     """The state before step 1 and the inputs ``x[global rank, slot, element]``."""
     if schedule.group_size > MAX_REPLAY_GROUP:
@@ -84,26 +59,30 @@ def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple
     x = rng.integers(-1000, 1000, size=(schedule.num_ranks, S, elements)).astype(float)
     values = np.zeros((P, S, elements))
     contrib = np.zeros((P, S), dtype=np.uint64)
-    group, local = _local_index(schedule)
+    group, local = schedule.local_index
     ranks = np.nonzero(local[: schedule.num_ranks] >= 0)[0]
     bit = np.uint64(1) << local[ranks].astype(np.uint64)
-    coll = schedule.collective
-    if coll in ("all_gather", "gather"):
-        owner = _owner_of_slots(schedule)
-        mask = owner[None, :] == local[ranks][:, None]
-    elif coll == "all_to_all":
-        owner = _owner_of_slots(schedule)
-        mask = owner[None, :] == local[ranks][:, None]
-    elif coll in ("reduce_scatter", "all_reduce", "reduce"):
-        mask = np.ones((len(ranks), S), dtype=bool)
-    elif coll in ("broadcast", "send"):
-        mask = np.zeros((len(ranks), S), dtype=bool)
-        mask[local[ranks] == schedule.root] = True
-    else:  # pragma: no cover - guarded by check_collective
-        raise ScheduleError(f"unknown collective {coll}")
+    owner, _ = schedule.slot_roles
+    mask = schedule.collective.start_mask(owner, local[ranks], schedule.root)
     contrib[ranks] = np.where(mask, bit[:, None], np.uint64(0))
     values[ranks] = np.where(mask[:, :, None], x[ranks], 0.0)
     return State(values, contrib), x
+
+
+def check_fractions(schedule: Schedule) -> None:
+    """Raise :class:`ScheduleError` unless every transfer's share of V equals the
+    share of the array its chunk covers (what the simulator charges is what moves)."""
+    for k, step in enumerate(schedule.steps):
+        expect = box_fraction(step.boxes, schedule.slot_shape, schedule.weights)
+        got = step.traffic.fraction
+        bad = np.nonzero(~np.isclose(expect, got, rtol=1e-9, atol=1e-15))[0]
+        if len(bad):
+            i = int(bad[0])
+            t = step.traffic
+            raise ScheduleError(
+                f"step {k + 1}: {_name(schedule, t.src[i])} -> {_name(schedule, t.dst[i])} is "
+                f"charged {got[i]:.6g} of V but its chunk "
+                f"{schedule.chunk_label(step.boxes[i])} is {expect[i]:.6g} of V")
 
 
 def _name(schedule: Schedule, p: int) -> str:
@@ -124,7 +103,7 @@ def apply_step(schedule: Schedule, state: State, k: int) -> State:
     after = state.copy()
     P = schedule.num_participants
     written = {}
-    group, _ = _local_index(schedule)
+    group, _ = schedule.local_index
     if len(boxes) != len(t):
         raise ScheduleError(f"step {k + 1}: {len(t)} transfers but {len(boxes)} chunks")
     for i in range(len(t)):
@@ -210,41 +189,17 @@ def expected_output(schedule: Schedule, x: np.ndarray) -> tuple[np.ndarray, np.n
     R, S, E = x.shape
     values = np.zeros((R, S, E))
     required = np.zeros((R, S), dtype=bool)
-    group, local = _local_index(schedule)
     coll = schedule.collective
+    owner, dest = schedule.slot_roles
+    source = coll.source(owner, schedule.root)
+    local = np.arange(schedule.group_size)
+    need = coll.end_mask(owner, dest, local, schedule.root, schedule.dest)     # (n, S)
     for g in range(schedule.num_groups):
         members = schedule.groups[g]
         xs = x[members]                               # (n, S, E) inputs of the group
-        if coll == "all_gather":
-            owner = _owner_of_slots(schedule)
-            gathered = xs[owner, np.arange(S)]        # (S, E): block s comes from its owner
-            values[members] = gathered
-            required[members] = True
-        elif coll in ("all_reduce", "reduce_scatter", "reduce"):
-            total = xs.sum(axis=0)
-            values[members] = total
-            if coll == "all_reduce":
-                required[members] = True
-            elif coll == "reduce":
-                required[members[schedule.root]] = True
-            else:
-                owner = _owner_of_slots(schedule)
-                required[members] = owner[None, :] == np.arange(len(members))[:, None]
-        elif coll == "all_to_all":
-            origin = _owner_of_slots(schedule)
-            dest = _dest_of_slots(schedule)
-            values[members] = xs[origin, np.arange(S)]
-            required[members] = dest[None, :] == np.arange(len(members))[:, None]
-        elif coll == "broadcast":
-            values[members] = xs[schedule.root]
-            required[members] = True
-        elif coll == "gather":
-            owner = _owner_of_slots(schedule)
-            values[members[schedule.root]] = xs[owner, np.arange(S)]
-            required[members[schedule.root]] = True
-        elif coll == "send":
-            values[members[schedule.dest]] = xs[schedule.root]
-            required[members[schedule.dest]] = True
+        result = xs.sum(axis=0) if source is None else xs[source, np.arange(S)]
+        values[members] = result
+        required[members] = need
     return values, required
 
 
@@ -255,7 +210,7 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State
     final = states[-1]
     _, x = initial_state(schedule, elements, seed)
     want, required = expected_output(schedule, x)
-    group, local = _local_index(schedule)
+    group, local = schedule.local_index
     full = np.uint64((1 << schedule.group_size) - 1)
     coll = schedule.collective
     for r in range(schedule.num_ranks):
@@ -265,7 +220,7 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State
         if not len(need):
             continue
         have = final.contrib[r, need]
-        if coll in ("all_reduce", "reduce_scatter", "reduce"):
+        if coll.reduces:
             bad = np.nonzero(have != full)[0]
             if len(bad):
                 s = need[bad[0]]
@@ -345,7 +300,7 @@ def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
             f"arrival_steps is for all-gather schedules, got a {schedule.collective}"
         )
     states = replay(schedule) if states is None else states
-    owner = _owner_of_slots(schedule)
+    owner, _ = schedule.slot_roles
     n = schedule.group_size
     R = schedule.num_ranks
     held = np.stack([(s.contrib[:R] != 0) for s in states])        # (K+1, R, S)

@@ -1,4 +1,4 @@
-"""Scaling at the system level: Amdahl's limit, stragglers, crossovers, ridge points.
+"""Scaling at the system level: Amdahl's limit, stragglers, ridge points, MoE traffic, pipelines.
 
 Introduced in the chapters *Why communication decides scaling* and *Depth,
 trees and the network roofline*.
@@ -75,32 +75,6 @@ def empirical_quantile_of_median_max(n: int, trials: int = 20_000, *, sigma: flo
     rng = np.random.default_rng(seed + 1)
     single = np.exp(sigma * rng.standard_normal(200_000))
     return float((single <= m).mean())
-
-
-def crossover(sizes: np.ndarray, times_a: np.ndarray, times_b: np.ndarray) -> float | None:
-    """The size where algorithm a stops being faster than b (or the other way),
-    interpolated on log-log axes; None if they never cross in ``sizes``."""
-    sizes = np.asarray(sizes, dtype=float)
-    d = np.log(np.asarray(times_a, dtype=float)) - np.log(np.asarray(times_b, dtype=float))
-    sign = np.sign(d)
-    idx = np.nonzero(sign[:-1] * sign[1:] < 0)[0]
-    if not len(idx):
-        return None
-    i = int(idx[0])
-    x0, x1 = np.log(sizes[i]), np.log(sizes[i + 1])
-    t = d[i] / (d[i] - d[i + 1])
-    return float(np.exp(x0 + t * (x1 - x0)))
-
-
-def algorithm_crossover(topology, collective: str, algorithm_a: str, algorithm_b: str, *,
-                        axes=None, lo: float = 8, hi: float = 1e11, points: int = 400) -> float | None:
-    """Size at which two algorithms of a collective take equal time on a topology."""
-    from .collectives import build
-    from .simulate import simulate_sizes
-    a = build(collective, topology, algorithm_a, axes=axes)
-    b = build(collective, topology, algorithm_b, axes=axes)
-    sizes = np.geomspace(lo, hi, points)
-    return crossover(sizes, simulate_sizes(a, topology, sizes), simulate_sizes(b, topology, sizes))
 
 
 def ridge_point(peak_flops: float, fabric_bandwidth: float) -> float:
@@ -246,7 +220,7 @@ def slowed(topology, slowdown):
 
     from .topology import Links
 
-    factors = np.ones(topology.num_nodes)
+    factors = np.ones(topology.num_vertices)
     for rank, factor in dict(slowdown).items():
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank < topology.num_ranks:
             raise CollectivesError(f"slowdown names rank {rank!r}, but {topology!r} has ranks "
@@ -259,6 +233,7 @@ def slowed(topology, slowdown):
     links = topology.links
     per_link = np.maximum(factors[links.src], factors[links.dst])
     out = copy.copy(topology)
+    out.__dict__["slowdown"] = tuple(sorted((int(r), float(f)) for r, f in dict(slowdown).items()))
     out.__dict__["links"] = Links(links.src, links.dst, links.bandwidth / per_link,
                                   links.latency, links.klass)
     return out
@@ -298,10 +273,10 @@ def rank_timeline(schedule, topology, nbytes: float, slowdown=None) -> RankTimel
 
     Introduced in the chapter *Why communication decides scaling*.
     """
-    from .simulate import _participant_nodes
+    from .simulate import participant_nodes
 
     topo = slowed(topology, slowdown) if slowdown else topology
-    nodes = _participant_nodes(schedule, topo, None)
+    nodes = participant_nodes(schedule, topo, None)
     links = topo.links
     P = schedule.num_ranks
     busy = np.zeros((schedule.num_steps, P))
@@ -376,88 +351,3 @@ def gpipe_schedule(stages: int, microbatches: int, *, forward: float = 1.0,
                            t0 + ((p - 1 - s) + (m - j)) * backward)
               for s in range(p) for j in range(m)]
     return sorted(tasks, key=lambda t: (t.start, t.stage))
-
-
-# ---------------------------------------------------------------------------
-# How large a message must be, and a cost table for a whole system.
-# Introduced in the chapters *GPU collectives within the node* and *GPU
-# collectives across nodes*.
-# ---------------------------------------------------------------------------
-
-def size_at_fraction(schedule, topology, fraction: float = 0.9, *, overhead: float = 0.0,
-                     lo: float = 1.0, hi: float = 1e13, points: int = 800) -> float | None:
-    """Smallest array size V at which ``schedule`` reaches ``fraction`` of its peak bandwidth.
-
-    The peak is the large-message limit of algbw (equivalently busbw), where
-    latency no longer counts. In the alpha-beta model ``t = L + B V`` the
-    answer is ``V = f L / ((1 - f) B)``; the simulator's times are used, so
-    pipelined stages and shared links count too. ``overhead`` is a per-step
-    software cost added to every step (as in :func:`~collectives_lib.simulate.simulate`).
-    Returns None if the fraction is not reached below ``hi`` bytes.
-
-    Introduced in the chapter *GPU collectives within the node*.
-    """
-    from .simulate import simulate_sizes
-
-    fraction = float(fraction)
-    if not 0.0 < fraction < 1.0:
-        raise CollectivesError(f"fraction must be between 0 and 1 (exclusive), got {fraction}")
-    if not 0 < lo < hi:
-        raise CollectivesError(f"need 0 < lo < hi, got lo={lo}, hi={hi}")
-    sizes = np.geomspace(lo, hi, int(points))
-    huge = 1e18
-    times = simulate_sizes(schedule, topology, np.concatenate([sizes, [huge]]), overhead=overhead)
-    if not times[-1] > 0:
-        raise CollectivesError("the schedule takes no time at any size (no bytes move)")
-    peak = huge / times[-1]
-    eff = sizes / times[:-1] / peak
-    above = np.nonzero(eff >= fraction)[0]
-    if not len(above):
-        return None
-    i = int(above[0])
-    if i == 0:
-        return float(sizes[0])
-    # interpolate in log size between the last point below and the first above
-    x0, x1 = np.log(sizes[i - 1]), np.log(sizes[i])
-    e0, e1 = eff[i - 1], eff[i]
-    t = (fraction - e0) / (e1 - e0) if e1 > e0 else 1.0
-    return float(np.exp(x0 + t * (x1 - x0)))
-
-
-def collective_costs(topology, nbytes: float, collectives=("all_gather", "reduce_scatter",
-                                                            "all_reduce", "all_to_all"), *,
-                     algorithm: str = "auto", axes=None, overhead: float = 0.0) -> list[dict]:
-    """One row per collective: the algorithm ``auto`` picks (or ``algorithm``), and its
-    time, algbw and busbw for an array of about ``nbytes`` bytes.
-
-    Each size is rounded to the nearest size the schedule can split evenly
-    (``Schedule.round_size``), and the row says which size was used. ``nbytes``
-    is the book's V for every collective (see the notation page): for
-    all-to-all, the total over all ranks. A collective that does not apply to
-    the topology gets a row with ``"error"`` set instead of times.
-
-    Introduced in the chapter *GPU collectives across nodes* (the closing table).
-    """
-    from .collectives import build, choose
-    from .errors import CollectivesError as _Err
-    from .simulate import simulate
-
-    rows = []
-    for coll in collectives:
-        try:
-            alg = algorithm
-            reason = "chosen by the caller"
-            if alg == "auto":
-                choice = choose(coll, topology, int(nbytes), axes)
-                alg, reason = choice.algorithm, choice.reason
-            sched = build(coll, topology, alg, axes=axes)
-            size = sched.round_size(int(nbytes))
-            r = simulate(sched, topology, size, overhead=overhead)
-        except _Err as exc:
-            rows.append({"collective": coll, "algorithm": None, "error": str(exc)})
-            continue
-        rows.append({"collective": coll, "algorithm": alg, "reason": reason, "nbytes": size,
-                     "group_size": r.group_size, "steps": r.num_steps, "time": r.time,
-                     "algbw": r.algbw, "busbw": r.busbw, "bottleneck": r.bottleneck,
-                     "error": None})
-    return rows

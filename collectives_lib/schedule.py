@@ -22,43 +22,17 @@ Introduced in the chapter *A first look*.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Callable, Sequence
 
 import numpy as np
 
+from .collective import Collective
 from .errors import CollectivesError
-
-COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-               "broadcast", "reduce", "send", "gather")
-
-#: nccl-tests' bus-bandwidth factors, as functions of the number of ranks n.
-BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
-    "all_reduce": lambda n: 2.0 * (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
-    "send": lambda n: 1.0,
-    "gather": lambda n: (n - 1) / n,
-}
-
-
-def check_collective(name: str) -> str:
-    key = str(name).strip().lower().replace("-", "_")
-    aliases = {"allgather": "all_gather", "reducescatter": "reduce_scatter",
-               "allreduce": "all_reduce", "alltoall": "all_to_all", "bcast": "broadcast",
-               "p2p": "send", "sendrecv": "send"}
-    key = aliases.get(key, key)
-    if key not in COLLECTIVES:
-        raise CollectivesError(
-            f"unknown collective {name!r}; use one of {', '.join(COLLECTIVES)}"
-        )
-    return key
-
 
 class Op(enum.Enum):
     """What a transfer does at its destination."""
@@ -181,6 +155,23 @@ class Schedule:
     paths: tuple[tuple[int, ...], ...] = ()
     description: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "collective", Collective(self.collective))
+
+    @classmethod
+    def local(cls, collective, algorithm: str, n: int, slot_shape, steps, *, group_shape=None,
+              routing: str = "neighbor", agents=(), pipelined: bool = False, root=None,
+              dest=None, weights=None, paths=(), description: str = "") -> "Schedule":
+        """A one-group schedule over local ranks ``0 .. n-1`` (what builders return)."""
+        return cls(
+            collective=collective, algorithm=algorithm, num_ranks=n,
+            groups=np.arange(n, dtype=np.int64)[None, :],
+            group_shape=tuple(group_shape or (n,)), slot_shape=tuple(slot_shape),
+            steps=tuple(steps), agents=tuple(agents), routing=routing,
+            pipelined=pipelined, root=root, dest=dest, weights=weights,
+            paths=tuple(tuple(p) for p in paths), description=description,
+        )
+
     # -- basic facts -----------------------------------------------------------
     @property
     def num_steps(self) -> int:
@@ -205,12 +196,9 @@ class Schedule:
     @property
     def size_multiple(self) -> int:
         """V must be a multiple of this for every rank's share to be whole bytes."""
-        n = self.group_size
-        if self.collective in ("all_gather", "reduce_scatter", "gather"):
-            return n
-        if self.collective == "all_to_all":
-            return n * n if self.weights is None else 1
-        return 1
+        if self.weights is not None:
+            return 1
+        return self.collective.pieces(self.group_size)
 
     def check_size(self, nbytes: int) -> int:
         """Return ``nbytes`` if it splits evenly across ranks, else raise."""
@@ -225,8 +213,8 @@ class Schedule:
         m = self.size_multiple
         if nbytes % m:
             lower, upper = (nbytes // m) * m, (nbytes // m + 1) * m
-            what = ("one equal shard per rank" if self.collective != "all_to_all"
-                    else "equal blocks for every pair of ranks")
+            what = ("equal blocks for every pair of ranks" if self.collective.layout == "pairs"
+                    else "one equal shard per rank")
             hint = f"{lower} or {upper}" if lower > 0 else f"{upper}"
             raise CollectivesError(
                 f"size {nbytes} bytes does not split into {m} whole-byte pieces "
@@ -240,7 +228,34 @@ class Schedule:
         return max(m, int(nbytes) // m * m)
 
     def busbw_factor(self) -> float:
-        return BUSBW_FACTORS[self.collective](self.group_size)
+        return self.collective.busbw_factor(self.group_size)
+
+    @cached_property
+    def local_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each participant: its group and its local index in it (agents and
+        ranks outside every group: -1)."""
+        P = self.num_participants
+        group = np.full(P, -1, dtype=np.int64)
+        local = np.full(P, -1, dtype=np.int64)
+        for g in range(self.num_groups):
+            group[self.groups[g]] = g
+            local[self.groups[g]] = np.arange(self.group_size)
+        return group, local
+
+    @cached_property
+    def slot_roles(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per slot: the local rank that owns its block (its origin, for all-to-all)
+        and its destination (all-to-all), -1 where the layout has none."""
+        S = self.num_slots
+        layout = self.collective.layout
+        if layout == "chunks":
+            return np.full(S, -1), np.full(S, -1)
+        k = len(self.group_shape)
+        coords = np.unravel_index(np.arange(S), self.slot_shape)
+        owner = np.ravel_multi_index(tuple(coords[:k]), self.group_shape)
+        if layout == "pairs":
+            return owner, np.ravel_multi_index(tuple(coords[k:2 * k]), self.group_shape)
+        return owner, np.full(S, -1)
 
     # -- reading ---------------------------------------------------------------
     def participant_name(self, p: int) -> str:
@@ -323,7 +338,7 @@ class Schedule:
 # Boxes
 # ---------------------------------------------------------------------------
 
-def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
+def chunk_label(box, slot_shape, collective, owner_dims: int) -> str:
     box = [tuple(int(v) for v in b) for b in box]
 
     def span(start, count, size):
@@ -335,7 +350,8 @@ def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
         return f"{start}..{end}"
 
     parts = [span(s, c, n) for (s, c), n in zip(box, slot_shape)]
-    if collective in ("all_gather", "reduce_scatter", "all_reduce", "gather"):
+    layout = Collective(collective).layout
+    if layout == "blocks":
         owner = parts[:owner_dims]
         rest = parts[owner_dims:]
         if all(o == "*" for o in owner):
@@ -346,7 +362,7 @@ def chunk_label(box, slot_shape, collective: str, owner_dims: int) -> str:
         if rest and any(r != "*" for r in rest) and any(n > 1 for n in slot_shape[owner_dims:]):
             label += " part " + ",".join(rest)
         return label
-    if collective == "all_to_all":
+    if layout == "pairs":
         k = owner_dims
         o, d, rest = parts[:k], parts[k:2 * k], parts[2 * k:]
         fmt = lambda xs: xs[0] if len(xs) == 1 else "(" + ",".join(xs) + ")"
@@ -483,11 +499,10 @@ def dual(schedule: Schedule, *, algorithm: str | None = None) -> Schedule:
     Reverse the steps, reverse every transfer, and reduce where the all-gather
     copied: each chunk's broadcast tree becomes a reduction tree into its owner.
     """
-    to = {"all_gather": "reduce_scatter", "reduce_scatter": "all_gather",
-          "broadcast": "reduce", "reduce": "broadcast"}
-    if schedule.collective not in to:
+    to = schedule.collective.dual
+    if to is None:
         raise CollectivesError(f"{schedule.collective} has no dual here")
-    new_op = REDUCE if schedule.collective in ("all_gather", "broadcast") else COPY
+    new_op = REDUCE if to.reduces else COPY
     cache: dict[int, Traffic] = {}
     steps = []
     for step in reversed(schedule.steps):
@@ -497,7 +512,7 @@ def dual(schedule: Schedule, *, algorithm: str | None = None) -> Schedule:
                                    t.fraction, t.path, t.lane)
         steps.append(Step(cache[id(t)], step.chunks, _dual_stage(step.stage)))
     return Schedule(
-        collective=to[schedule.collective], algorithm=algorithm or schedule.algorithm,
+        collective=to, algorithm=algorithm or schedule.algorithm,
         num_ranks=schedule.num_ranks, groups=schedule.groups,
         group_shape=schedule.group_shape, slot_shape=schedule.slot_shape,
         steps=tuple(steps), agents=schedule.agents, routing=schedule.routing,
@@ -528,7 +543,7 @@ def reflect(schedule: Schedule) -> Schedule:
             b[:, 0, 0] = np.mod(n - b[:, 0, 0] - b[:, 0, 1], n)
             return b
         steps.append(Step(cache[id(t)], chunks, st.stage))
-    return Schedule(**{**schedule.__dict__, "steps": tuple(steps)})
+    return dataclasses.replace(schedule, steps=tuple(steps))
 
 
 def _dual_stage(stage: str) -> str:
@@ -569,3 +584,22 @@ def concat(first: Schedule, second: Schedule, *, collective: str, algorithm: str
         paths=first.paths + second.paths if second.paths else first.paths,
         description=description,
     )
+
+
+def reduce_scatter_from(ag: Schedule) -> Schedule:
+    """The dual of an all-gather: same pattern, reversed, reducing instead of copying.
+
+    Rings are mirrored first, so that a ring reduce-scatter sends to the right
+    like its all-gather (any direction would do; this one reads like the textbook).
+    """
+    if ag.algorithm in ("ring", "bidirectional_ring") and len(ag.group_shape) == 1 \
+            and ag.num_groups == 1 and not ag.agents and ag.slot_shape == ag.group_shape:
+        return dual(reflect(ag))
+    return dual(ag)
+
+
+def all_reduce_from(ag: Schedule, *, rs: Schedule | None = None, algorithm: str | None = None) -> Schedule:
+    """All-reduce as reduce-scatter followed by all-gather (twice the cost of either)."""
+    rs = rs if rs is not None else reduce_scatter_from(ag)
+    return concat(rs, ag, collective="all_reduce", algorithm=algorithm or ag.algorithm,
+                  description=f"{ag.algorithm} reduce-scatter, then {ag.algorithm} all-gather")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .collective import Collective
 from .errors import CollectivesError
 from .schedule import REDUCE, Schedule, Traffic
 from .topology import Topology
@@ -106,8 +107,7 @@ class Result:
     @property
     def busbw(self) -> float:
         """nccl-tests' bus bandwidth: algbw times the collective's factor."""
-        from .schedule import BUSBW_FACTORS
-        return self.algbw * BUSBW_FACTORS[self.collective](self.group_size)
+        return self.algbw * Collective(self.collective).busbw_factor(self.group_size)
 
     def __str__(self) -> str:
         return (f"{self.algorithm} {self.collective} of {format_bytes(self.nbytes)} on "
@@ -127,7 +127,7 @@ class Result:
         }
 
 
-def _participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.ndarray:
+def participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.ndarray:
     if schedule.num_ranks != topology.num_ranks:
         raise CollectivesError(
             f"the schedule is for {schedule.num_ranks} ranks but {topology!r} has "
@@ -239,14 +239,16 @@ def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
     for lane in np.unique(lane_all).tolist():
         sel = lane_all == lane
         a, b = _envelope(lat_all[sel], unit_all[sel])
-        lanes.append(int(lane)); lats.append(a); units.append(b)
+        lanes.append(int(lane))
+        lats.append(a)
+        units.append(b)
     return Pattern(tuple(lanes), tuple(lats), tuple(units), used, load[used])
 
 
 def patterns(schedule: Schedule, topology: Topology, *, placement=None,
              element_size: int = 4) -> tuple[list[Pattern], list[int]]:
     """Route every distinct traffic pattern once; returns (patterns, pattern index per step)."""
-    nodes = _participant_nodes(schedule, topology, placement)
+    nodes = participant_nodes(schedule, topology, placement)
     cache: dict[int, int] = {}
     pats: list[Pattern] = []
     index = []
@@ -378,7 +380,7 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
 def step_link_loads(schedule: Schedule, topology: Topology, step: int, nbytes: float, *,
                     placement=None) -> np.ndarray:
     """Bytes on every link during one step (for per-step heatmaps)."""
-    nodes = _participant_nodes(schedule, topology, placement)
+    nodes = participant_nodes(schedule, topology, placement)
     p = _route_pattern(schedule, topology, schedule.steps[step].traffic, nodes, step, 4)
     out = np.zeros(len(topology.links))
     out[p.links] = p.link_unit * nbytes

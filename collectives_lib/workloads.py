@@ -210,10 +210,10 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     ``cols x rhs_cols`` matrix B. The stages:
 
     1. **PCIe**: every chip loads its shard from its host, all at once
-       (:func:`~collectives_lib.collectives.time_flows` on
+       (:func:`~collectives_lib.analysis.time_flows` on
        :func:`~collectives_lib.topology.tpu_system`).
     2. **ICI**: the chips send their shards to the root
-       (:func:`~collectives_lib.collectives.build_gather`, simulated), with
+       (``build("gather", ...)``, simulated), with
        ``ici_routing`` ``"dimension-order"`` or ``"disjoint"``.
     3. **HBM**: the matrix units read A and B out of HBM and write the result
        C (``rows x rhs_cols``, ``out_dtype_bytes`` per element).
@@ -222,7 +222,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     ``pcie_bandwidth`` overrides the generation's per-chip PCIe figure.
     Returns an :class:`OffloadedMatmul` (a :class:`Pipeline`).
     """
-    from .collectives import build_gather, time_flows
+    from .analysis import time_flows
+    from .plan import build
     from .simulate import simulate
     from .topology import tpu_system
 
@@ -264,8 +265,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     pcie_rate = float(system.pcie_bandwidth)
     # 2. ICI: gather onto the root, both routings, and the bound
     options = {}
-    for label, paths in (("dimension-order", "shortest"), ("disjoint", "disjoint")):
-        sched = build_gather(sl, root_rank, paths=paths)
+    for label, algorithm in (("dimension-order", "direct"), ("disjoint", "multipath")):
+        sched = build("gather", sl, algorithm, root=root_rank)
         options[label] = simulate(sched, sl, matrix).time
     options["lower bound"] = gather_bound(sl, root_rank, matrix)
     chosen = "dimension-order" if ICI_ROUTINGS[ici_routing] == "shortest" else "disjoint"
@@ -332,7 +333,7 @@ def fsdp_layer(topology, params: float, tokens_per_chip: int, *, axes="x",
     ``"compute"``; with prefetching they overlap, so the slower one sets the
     time (``time_streamed``).
     """
-    from .collectives import build
+    from .plan import build
     from .simulate import simulate
 
     if not params > 0:

@@ -53,7 +53,7 @@ def test_every_permutation_runs_at_full_rate_on_a_switch_but_not_on_a_mesh():
 
 def test_full_mesh_runs_collectives():
     mesh = cl.FullMesh(8, bandwidth=50e9)
-    r, _ = cl.estimate(mesh, "all_reduce", 10**9, "ring")
+    r, _ = cl.estimate("all_reduce", mesh, 10**9, "ring")
     assert r.time == pytest.approx(cl.costs.ring_all_reduce(8, 1e9, 50e9))
 
 
@@ -81,7 +81,7 @@ def test_simulator_charges_cut_through():
     W, a = 45e9, 1e-6
     for hops in (1, 3, 7):
         line = cl.Chain(hops + 1, bandwidth=W, latency=a)
-        send = cl.build_send(line, 0, hops, paths="shortest")
+        send = cl.build("send", line, "direct", src=0, dst=hops)
         t = cl.simulate(send, line, 10**6).time
         assert t == pytest.approx(cl.costs.pipelined_send(hops, 1e6, W, a, 10**9), rel=1e-6)
 
@@ -148,7 +148,7 @@ def test_nvlink_link_counts_match_the_per_gpu_bandwidth():
 def test_seed_all_reduce_example():
     """Seed lesson: 8 GPUs, 8 GB: naive 56 GB, ring 14 GB, ~35 ms at 400 GB/s."""
     D = 8e9
-    ring = cl.ring_all_reduce(8)
+    ring = cl.build("all_reduce", 8, "ring")
     assert ring.bytes_sent(D) == pytest.approx(np.full(8, 14e9))
     assert cl.costs.naive_all_reduce_bytes_per_rank(8, D) == pytest.approx(56e9)
     r = cl.simulate(ring, cl.Ring(8, bandwidth=400e9, bidirectional=False), int(D))
@@ -158,7 +158,7 @@ def test_seed_all_reduce_example():
 
 @pytest.mark.parametrize("n", [2, 3, 7, 64, 128], ids=lambda n: f"ring{n}")
 def test_ring_bytes_creep_towards_but_never_reach_2d(n):
-    sent = cl.ring_all_reduce(n).bytes_sent(1.0)
+    sent = cl.build("all_reduce", n, "ring").bytes_sent(1.0)
     assert sent == pytest.approx(np.full(n, cl.costs.ring_all_reduce_bytes_per_rank(n, 1.0)))
     assert sent.max() < 2.0
     assert 2.0 - sent.max() == pytest.approx(2.0 / n)

@@ -8,7 +8,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np
 import pytest
 
 import collectives_lib as cl
@@ -32,33 +31,33 @@ def test_size_at_fraction_matches_the_alpha_beta_closed_form(fraction):
     r = cl.simulate(ring, node, ring.round_size(1 << 30))
     L, B = r.latency_time, r.bandwidth_time / r.nbytes
     expected = fraction * L / ((1 - fraction) * B)
-    got = cl.scaling.size_at_fraction(ring, node, fraction)
+    got = cl.analysis.size_at_fraction(ring, node, fraction)
     assert got == pytest.approx(expected, rel=0.02)
 
 
 def test_size_at_fraction_grows_with_a_per_step_overhead():
     node = cl.nvswitch_node("dgx-h100")
     ring = cl.build("all_gather", node, "ring")
-    plain = cl.scaling.size_at_fraction(ring, node, 0.9)
-    slow = cl.scaling.size_at_fraction(ring, node, 0.9, overhead=10e-6)
+    plain = cl.analysis.size_at_fraction(ring, node, 0.9)
+    slow = cl.analysis.size_at_fraction(ring, node, 0.9, overhead=10e-6)
     assert slow > 10 * plain
 
 
 def test_size_at_fraction_none_when_out_of_range_and_errors():
     node = cl.nvswitch_node("dgx-h100")
     ring = cl.build("all_gather", node, "ring")
-    assert cl.scaling.size_at_fraction(ring, node, 0.9, hi=1e3) is None
+    assert cl.analysis.size_at_fraction(ring, node, 0.9, hi=1e3) is None
     with pytest.raises(cl.CollectivesError, match="fraction must be between 0 and 1"):
-        cl.scaling.size_at_fraction(ring, node, 1.0)
+        cl.analysis.size_at_fraction(ring, node, 1.0)
     with pytest.raises(cl.CollectivesError, match="need 0 < lo < hi"):
-        cl.scaling.size_at_fraction(ring, node, 0.5, lo=10, hi=5)
+        cl.analysis.size_at_fraction(ring, node, 0.5, lo=10, hi=5)
 
 
 # -- scaling.collective_costs --------------------------------------------------------
 
 def test_collective_costs_rows_follow_auto_and_round_sizes():
     su = cl.GpuCluster("dgx-h100", 4)
-    rows = cl.scaling.collective_costs(su, 10**9)
+    rows = cl.analysis.collective_costs(su, 10**9)
     assert [r["collective"] for r in rows] == ["all_gather", "reduce_scatter", "all_reduce", "all_to_all"]
     for row in rows:
         assert row["error"] is None
@@ -71,7 +70,7 @@ def test_collective_costs_rows_follow_auto_and_round_sizes():
 
 def test_collective_costs_reports_inapplicable_algorithms_as_errors():
     node = cl.nvswitch_node("dgx-h100")
-    rows = cl.scaling.collective_costs(node, 2**20, ["all_gather", "all_reduce"], algorithm="sharp")
+    rows = cl.analysis.collective_costs(node, 2**20, ["all_gather", "all_reduce"], algorithm="sharp")
     assert rows[0]["algorithm"] is None and "does not apply to all_gather" in rows[0]["error"]
     assert rows[1]["algorithm"] == "sharp" and rows[1]["error"] is None
 
@@ -124,7 +123,7 @@ def test_route_drawing_errors():
 # -- draw.draw_cluster_transfers and friends ---------------------------------------------
 
 def test_cluster_transfers_one_arrow_per_transfer():
-    sched = cl.hierarchical_all_gather(4, 4)
+    sched = cl.builders.hierarchical.hierarchical_all_gather(4, 4)
     for step, st in enumerate(sched.steps):
         art = draw.draw_cluster_transfers(sched, step, 4)
         assert len(art["arrows"].get_paths()) == len(st)
@@ -147,14 +146,14 @@ def test_cluster_transfers_on_a_real_cluster_schedule():
 
 def test_cluster_transfers_errors():
     with pytest.raises(cl.CollectivesError, match="do not split into nodes of 3"):
-        draw.draw_cluster_transfers(cl.hierarchical_all_gather(2, 4), 0, 3)
+        draw.draw_cluster_transfers(cl.builders.hierarchical.hierarchical_all_gather(2, 4), 0, 3)
     node = cl.nvswitch_node()
     with pytest.raises(cl.CollectivesError, match="no switch agents"):
         draw.draw_cluster_transfers(cl.build("all_reduce", node, "sharp"), 0, 8)
 
 
 def test_cluster_step_and_animation():
-    sched = cl.all_reduce_from(cl.hierarchical_all_gather(2, 4))
+    sched = cl.all_reduce_from(cl.builders.hierarchical.hierarchical_all_gather(2, 4))
     art = draw.draw_cluster_step(sched, 3, 4)
     assert len(art["axes"]) == 2
     assert len(art["slots"].get_paths()) == sched.num_participants * sched.num_slots

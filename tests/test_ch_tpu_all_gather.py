@@ -23,21 +23,21 @@ ALPHA = float(V5E.ici_latency)
 @pytest.mark.parametrize("n", [2, 3, 4, 7, 8], ids=lambda n: f"ring{n}")
 def test_arrivals_unidirectional_ring(n):
     r, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    assert (cl.arrival_steps(cl.ring_all_gather(n)) == (r - b) % n).all()
+    assert (cl.arrival_steps(cl.build("all_gather", n, "ring")) == (r - b) % n).all()
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 8], ids=lambda n: f"bidi{n}")
 def test_arrivals_bidirectional_ring(n):
     r, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     d = np.minimum((r - b) % n, (b - r) % n)
-    got = cl.arrival_steps(cl.bidirectional_ring_all_gather(n))
+    got = cl.arrival_steps(cl.build("all_gather", n, "bidirectional_ring"))
     assert (got == d).all() and got.max() == math.ceil((n - 1) / 2)
 
 
 @pytest.mark.parametrize("n", [2, 4, 6], ids=lambda n: f"chain{n}")
 def test_arrivals_chain(n):
     r, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    assert (cl.arrival_steps(cl.chain_all_gather(n)) == abs(r - b)).all()
+    assert (cl.arrival_steps(cl.build("all_gather", n, "chain")) == abs(r - b)).all()
 
 
 def test_arrivals_of_embedded_groups_and_per_slot():
@@ -59,7 +59,7 @@ def test_arrivals_of_embedded_groups_and_per_slot():
 
 def test_arrivals_rejects_other_collectives():
     with pytest.raises(cl.ScheduleError, match="arrival_steps is for all-gather schedules, got a all_reduce"):
-        cl.arrival_steps(cl.ring_all_reduce(4))
+        cl.arrival_steps(cl.build("all_reduce", 4, "ring"))
 
 
 # -- the 2D all-gather ---------------------------------------------------------------

@@ -6,7 +6,8 @@ import pytest
 
 import collectives_lib as cl
 from collectives_lib import costs
-from collectives_lib.collectives import SUMMARY_COLUMNS, _axis_kind, torus_summary
+from collectives_lib.analysis import SUMMARY_COLUMNS, torus_summary
+from collectives_lib.builders.rings import axis_kind
 
 W = 45e9
 
@@ -31,7 +32,7 @@ def test_bidirectional_ring_load_is_an_eighth_of_n_squared_for_even_n():
                          ids=lambda x: x if isinstance(x, str) else None)
 def test_torus_all_to_all_matches_direct_schedule(gen, shape):
     topo = cl.tpu_slice(gen, shape, latency=0.0)
-    kinds = [_axis_kind(topo, a) for a in range(len(topo.dims))]
+    kinds = [axis_kind(topo, a) for a in range(len(topo.dims))]
     sched = cl.build("all_to_all", topo, "direct")
     V = sched.round_size(2**30)
     assert cl.simulate(sched, topo, V).time == pytest.approx(
@@ -79,8 +80,8 @@ def test_summary_rejects_bad_input():
         torus_summary(cl.tpu_slice("v5e", "4x4"), 0)
 
 
-@pytest.mark.parametrize("builder", [cl.bidirectional_ring_all_to_all, cl.ring_all_to_all,
-                                     cl.chain_all_to_all])
+@pytest.mark.parametrize("builder", [(lambda n, x=None, **k: cl.build("all_to_all", n, "bidirectional_ring", **({"matrix": x} if x is not None else {}), **k)), (lambda n, x=None, **k: cl.build("all_to_all", n, "ring", **({"matrix": x} if x is not None else {}), **k)),
+                                     (lambda n, x=None, **k: cl.build("all_to_all", n, "chain", **({"matrix": x} if x is not None else {}), **k))])
 def test_replay_inputs_transposes_blocks(builder):
     n = 4
     sched = builder(n)
@@ -94,7 +95,7 @@ def test_replay_inputs_transposes_blocks(builder):
 
 
 def test_replay_inputs_reads_only_held_slots():
-    sched = cl.ring_all_gather(4)
+    sched = cl.build("all_gather", 4, "ring")
     x = np.ones((4, 4, 1))
     start = cl.replay_inputs(sched, x)[0].values[:, :, 0]
     np.testing.assert_array_equal(start, np.eye(4))
@@ -102,12 +103,12 @@ def test_replay_inputs_reads_only_held_slots():
 
 def test_replay_inputs_checks_shape():
     with pytest.raises(cl.ScheduleError, match=r"inputs must have shape \(ranks, slots, elements\) = \(4, 4, E\)"):
-        cl.replay_inputs(cl.ring_all_gather(4), np.zeros((4, 5, 1)))
+        cl.replay_inputs(cl.build("all_gather", 4, "ring"), np.zeros((4, 5, 1)))
 
 
 @pytest.mark.parametrize("n", [4, 8], ids=lambda n: f"ring{n}")
 def test_draw_all_to_all_blocks_counts_cells_and_arrivals(n):
-    sched = cl.bidirectional_ring_all_to_all(n)
+    sched = cl.build("all_to_all", n, "bidirectional_ring")
     states = cl.replay(sched, elements=1)
     start = cl.draw.draw_all_to_all_blocks(sched, 0, states=states)
     assert len(start["cells"]) == n and all(len(c.get_paths()) == n * n for c in start["cells"])
@@ -133,9 +134,9 @@ def test_draw_all_to_all_blocks_on_a_slice_shows_one_line():
 
 def test_draw_all_to_all_blocks_rejects_other_collectives():
     with pytest.raises(cl.CollectivesError, match="draws all-to-all schedules, not all_gather"):
-        cl.draw.draw_all_to_all_blocks(cl.ring_all_gather(4))
+        cl.draw.draw_all_to_all_blocks(cl.build("all_gather", 4, "ring"))
     with pytest.raises(cl.CollectivesError, match=r"after must be 0\.\.3"):
-        cl.draw.draw_all_to_all_blocks(cl.ring_all_to_all(4), 7)
+        cl.draw.draw_all_to_all_blocks(cl.build("all_to_all", 4, "ring"), 7)
 
 
 def test_summary_on_a_one_way_torus_explains_instead_of_failing():

@@ -6,7 +6,7 @@ import pytest
 
 import collectives_lib as cl
 from collectives_lib import costs
-from collectives_lib.collectives import _axis_kind
+from collectives_lib.builders.rings import axis_kind
 
 SLICES = [("v5e", "4x4"), ("v5e", "8x16"), ("v5e", "16x16"), ("v5e", "2x8"), ("v5p", "4x4x4"),
           ("v5p", "4x4x8"), ("v5p", "2x4x4")]
@@ -21,7 +21,7 @@ def _id(case):
 @pytest.mark.parametrize("collective, factor", [("all_gather", 1), ("reduce_scatter", 1), ("all_reduce", 2)])
 def test_multi_axis_closed_form_matches_simulator(case, algorithm, collective, factor):
     topo = cl.tpu_slice(*case)
-    kinds = [_axis_kind(topo, a) for a in range(len(topo.dims))]
+    kinds = [axis_kind(topo, a) for a in range(len(topo.dims))]
     sched = cl.build(collective, topo, algorithm)
     V = sched.round_size(3 * 2**28)
     want = factor * costs.multi_axis_all_gather(topo.dims, kinds, V, topo.bandwidth, topo.latency,
@@ -68,7 +68,7 @@ def test_bad_kinds_are_named():
 
 @pytest.mark.parametrize("n", [4, 8])
 def test_dual_reverses_every_transfer_and_reduces(n):
-    ag = cl.ring_all_gather(n)
+    ag = cl.build("all_gather", n, "ring")
     rs = cl.dual(ag)
     assert rs.collective == "reduce_scatter" and rs.num_steps == ag.num_steps
     for k in range(ag.num_steps):
@@ -80,7 +80,7 @@ def test_dual_reverses_every_transfer_and_reduces(n):
 
 
 def test_reduce_scatter_contributions_grow_by_one_per_step():
-    states = cl.check(cl.reduce_scatter_from(cl.ring_all_gather(4)))
+    states = cl.check(cl.reduce_scatter_from(cl.build("all_gather", 4, "ring")))
     owned = [np.diag(s.count()) for s in states]       # rank r's own block r
     assert [list(o) for o in owned] == [[1] * 4, [1] * 4, [1] * 4, [4] * 4]
     assert [int(s.count().max()) for s in states] == [1, 2, 3, 4]

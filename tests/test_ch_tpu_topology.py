@@ -57,8 +57,8 @@ def test_two_disjoint_paths_halve_the_send():
     s = cl.tpu_slice("v5e", "4x4")
     s0 = cl.tpu_slice("v5e", "4x4", latency=0.0)
     V = 2048 * 2048 * 2
-    two = cl.build_send(s, (3, 3), (0, 0), paths="disjoint")
-    one = cl.build_send(s, (3, 3), (0, 0), paths="shortest")
+    two = cl.build("send", s, "multipath", src=(3, 3), dst=(0, 0), paths="disjoint")
+    one = cl.build("send", s, "direct", src=(3, 3), dst=(0, 0))
     assert cl.simulate(two, s0, V).time == pytest.approx(V / (2 * W))
     assert cl.simulate(two, s, V).time == pytest.approx(V / (2 * W) + 6e-6)
     assert cl.simulate(one, s0, V).time == pytest.approx(V / W)
@@ -152,7 +152,7 @@ def test_gather_bound():
 
 def test_str_names_the_bottleneck():
     text = str(offloaded_matmul("v5e", "4x4"))
-    line = [l for l in text.splitlines() if "bottleneck" in l]
+    line = [ln for ln in text.splitlines() if "bottleneck" in ln]
     assert len(line) == 1 and line[0].startswith("ICI: gather onto the root")
 
 

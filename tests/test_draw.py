@@ -332,13 +332,13 @@ def test_route_elsewhere_is_a_row_of_hops(topo, src, dst, hops):
 # --------------------------------------------------------------------------
 
 SCHEDULES = {
-    "ring_all_reduce8": (cl.ring_all_reduce(8), RING8),
-    "bidir_all_gather8": (cl.bidirectional_ring_all_gather(8), RING8),
-    "recursive_doubling8": (cl.recursive_doubling_all_gather(8), None),
-    "sharp8": (cl.sharp_all_reduce(8), NODE),
-    "direct_all_to_all8": (cl.direct_all_to_all(8), NODE),
-    "ring_all_to_all4": (cl.ring_all_to_all(4), None),
-    "ring_reduce_scatter5": (cl.ring_reduce_scatter(5), None),
+    "ring_all_reduce8": (cl.build("all_reduce", 8, "ring"), RING8),
+    "bidir_all_gather8": (cl.build("all_gather", 8, "bidirectional_ring"), RING8),
+    "recursive_doubling8": (cl.build("all_gather", 8, "recursive_doubling"), None),
+    "sharp8": (cl.build("all_reduce", 8, "sharp"), NODE),
+    "direct_all_to_all8": (cl.build("all_to_all", 8, "direct"), NODE),
+    "ring_all_to_all4": (cl.build("all_to_all", 4, "ring"), None),
+    "ring_reduce_scatter5": (cl.build("reduce_scatter", 5, "ring"), None),
     "torus4x4_all_reduce": (cl.build("all_reduce", TORUS44), TORUS44),
     "pod_all_gather_x": (cl.build("all_gather", POD, axes="x"), POD),
     "hierarchical16": (cl.build("all_reduce", cl.GpuCluster("dgx-h100", 2), "hierarchical"), None),
@@ -364,7 +364,7 @@ def test_every_step_draws_one_arrow_per_transfer_and_every_slot(name):
 
 
 def test_arrow_colour_and_style_follow_the_operation():
-    schedule = cl.ring_all_reduce(4)
+    schedule = cl.build("all_reduce", 4, "ring")
     rs = D.draw_transfers(schedule, 0)            # reduce-scatter step
     ag = D.draw_transfers(schedule, 4)            # all-gather step
     assert {to_hex(c) for c in rs["arrows"].get_colors()} == {to_hex(D.OP_COLORS["reduce"])}
@@ -387,7 +387,7 @@ def test_arrows_on_a_torus_break_at_the_wraparound():
 
 
 def test_buffers_colour_copies_by_origin_and_leave_empty_slots_white():
-    schedule = cl.ring_all_gather(4)
+    schedule = cl.build("all_gather", 4, "ring")
     start = D.draw_buffers(schedule, 0)
     faces = start["slots"].get_facecolors().reshape(4, 4, 4)
     for r in range(4):
@@ -401,7 +401,7 @@ def test_buffers_colour_copies_by_origin_and_leave_empty_slots_white():
 
 
 def test_reduced_slots_fill_with_their_contribution_count():
-    schedule = cl.ring_all_reduce(4)
+    schedule = cl.build("all_reduce", 4, "ring")
     states = cl.replay(schedule)
     for after in (0, 2, 3, 6):
         art = D.draw_buffers(schedule, after, states=states)
@@ -418,7 +418,7 @@ def test_reduced_slots_fill_with_their_contribution_count():
 
 
 def test_buffers_of_many_ranks_cycle_colours_with_hatching():
-    schedule = cl.ring_all_gather(20)
+    schedule = cl.build("all_gather", 20, "ring")
     art = D.draw_buffers(schedule, schedule.num_steps)
     assert npaths(art["slots"]) == 400
     assert art["hatched"] == 20 * 11  # blocks 9..19 carry a hatch on every row
@@ -430,11 +430,11 @@ def test_buffers_of_many_ranks_cycle_colours_with_hatching():
 
 def test_buffers_reject_a_step_outside_the_schedule():
     with pytest.raises(cl.CollectivesError, match="after must be 0..3"):
-        D.draw_buffers(cl.ring_all_gather(4), 4)
+        D.draw_buffers(cl.build("all_gather", 4, "ring"), 4)
 
 
 def test_schedule_step_combines_transfers_and_buffers():
-    schedule = cl.sharp_all_reduce(8)
+    schedule = cl.build("all_reduce", 8, "sharp")
     art = D.draw_schedule_step(schedule, 0, NODE)
     render(art)
     assert len(art["axes"]) == 2
@@ -446,18 +446,18 @@ def test_schedule_step_combines_transfers_and_buffers():
 
 
 def test_small_multiples_show_every_state_or_a_spread_of_them():
-    schedule = cl.ring_all_reduce(4)
+    schedule = cl.build("all_reduce", 4, "ring")
     art = D.draw_schedule_steps(schedule)
     render(art)
     assert art["shown"] == list(range(7)) and len(art["slots"]) == 7
     assert all(npaths(s) == 16 for s in art["slots"])
-    long = cl.ring_all_reduce(16)
+    long = cl.build("all_reduce", 16, "ring")
     art = D.draw_schedule_steps(long, max_panels=8)
     assert len(art["shown"]) == 8 and art["shown"][0] == 0 and art["shown"][-1] == long.num_steps
 
 
 def test_animation_has_one_frame_per_state_and_player_controls():
-    schedule = cl.ring_all_gather(4)
+    schedule = cl.build("all_gather", 4, "ring")
     player = D.schedule_animation(schedule)
     assert len(player.frames) == schedule.num_steps + 1
     html = player.html()
@@ -467,7 +467,7 @@ def test_animation_has_one_frame_per_state_and_player_controls():
     assert "Before step 1" in player.captions[0]
     assert plt.get_fignums() == []  # frames are not left open
     with pytest.raises(cl.CollectivesError, match="at most"):
-        D.schedule_animation(cl.ring_all_reduce(32))
+        D.schedule_animation(cl.build("all_reduce", 32, "ring"))
 
 
 # --------------------------------------------------------------------------
@@ -574,7 +574,7 @@ def test_bandwidth_ladder_one_bar_per_figure_with_its_source():
     widths = [b.get_width() for b in art["bars"]]
     assert widths == sorted(widths, reverse=True)
     assert set(art["sources"]) == set(hw.LADDER)
-    for name, (key, title, url) in art["sources"].items():
+    for name, (key, _title, _url) in art["sources"].items():
         assert key == hw.LADDER[name].source and key in hw.SOURCES
     assert art["axes"].get_xscale() == "log"
 
@@ -588,8 +588,8 @@ DRAWINGS = {
     "switch8": lambda ax: D.draw_switch(NODE, ax=ax),
     "fat_tree_superpod": lambda ax: D.draw_fat_tree(SUPERPOD, ax=ax),
     "route": lambda ax: D.draw_route(POD, (15, 15), (2, 15), ax=ax),
-    "buffers64": lambda ax: D.draw_buffers(cl.ring_all_reduce(64), 70, ax=ax),
-    "transfers64": lambda ax: D.draw_transfers(cl.ring_all_reduce(64), 70, ax=ax),
+    "buffers64": lambda ax: D.draw_buffers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
+    "transfers64": lambda ax: D.draw_transfers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
     "cost": lambda ax: D.draw_cost_curves(NODE, "all_reduce", ["ring", "tree", "sharp"], ax=ax),
     "ladder": lambda ax: D.draw_bandwidth_ladder(ax=ax),
 }

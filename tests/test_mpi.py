@@ -62,8 +62,8 @@ def other_schedules() -> dict[str, cl.Schedule]:
                 for a in cl.algorithms(c, topo, axes=axes):
                     out[f"{a}_{c}_torus{shape}_{axes or 'all'}"] = cl.build(c, topo, a, axes=axes)
     for nodes, gpus in [(2, 2), (2, 3), (3, 2), (2, 4)]:
-        out[f"hierarchical_all_gather_{nodes}x{gpus}"] = cl.hierarchical_all_gather(nodes, gpus)
-        out[f"hierarchical_all_to_all_{nodes}x{gpus}"] = cl.hierarchical_all_to_all(nodes, gpus)
+        out[f"hierarchical_all_gather_{nodes}x{gpus}"] = cl.builders.hierarchical.hierarchical_all_gather(nodes, gpus)
+        out[f"hierarchical_all_to_all_{nodes}x{gpus}"] = cl.builders.hierarchical.hierarchical_all_to_all(nodes, gpus)
     for a in ("ring", "bidirectional_ring", "chain", "direct"):
         out[f"{a}_all_to_all_weighted4"] = cl.build("all_to_all", cl.Switch(4, bandwidth=1e9), a,
                                                     matrix=MATRIX)
@@ -122,7 +122,7 @@ def test_inputs_are_nonzero_integers_that_differ_by_rank():
 
 
 def test_layout_rounds_like_nccl_tests_and_apportions_weights():
-    ring = cl.ring_all_reduce(4)
+    ring = cl.build("all_reduce", 4, "ring")
     assert mpi.Layout(ring, 1000).nbytes == 992          # 4 slots x 31 doubles
     assert mpi.Layout(ring, 8).nbytes == 32              # at least one element per slot
     assert mpi.Layout(ring, 1000, "float32").count == 248
@@ -134,7 +134,7 @@ def test_layout_rounds_like_nccl_tests_and_apportions_weights():
 
 
 def test_ranges_merge_adjacent_slots_in_box_order():
-    lay = mpi.Layout(cl.ring_all_gather(4), 4 * 3 * 8)   # 3 elements per slot
+    lay = mpi.Layout(cl.build("all_gather", 4, "ring"), 4 * 3 * 8)   # 3 elements per slot
     assert lay.ranges([2, 3, 0]) == ([(6, 12), (0, 3)], 9)
 
 
@@ -163,7 +163,7 @@ def test_load_schedule_errors(tmp_path):
 
 
 def test_validate_names_what_cannot_run():
-    s = cl.ring_all_gather(3)
+    s = cl.build("all_gather", 3, "ring")
     t = s.steps[0].traffic
     bad = dataclasses.replace(s, steps=(Step(Traffic(t.src, t.src, t.op, t.fraction), s.steps[0].boxes),))
     with pytest.raises(cl.CollectivesError, match="^step 1: participant 0 sends to itself$"):
@@ -207,16 +207,16 @@ def test_table_full_and_compact():
 
 def test_fit_recovers_a_line_and_stays_positive_in_noise():
     sizes = np.array(mpi.CALIBRATION_SIZES, dtype=float)
-    alpha, beta, method = mpi.fit_alpha_beta(sizes, 2e-6 + sizes / 5e9)
+    alpha, beta, method = cl.analysis.fit_alpha_beta(sizes, 2e-6 + sizes / 5e9)
     assert alpha == pytest.approx(2e-6, rel=1e-6) and beta == pytest.approx(2e-10, rel=1e-6)
     assert method.startswith("least squares")
     # a machine whose small messages are slower than its large ones predict:
     # the unconstrained fit has a negative slope; the fallback stays positive
     times = np.array([50e-6, 40e-6, 30e-6])
-    alpha, beta, method = mpi.fit_alpha_beta([8, 64, 512], times)
+    alpha, beta, method = cl.analysis.fit_alpha_beta([8, 64, 512], times)
     assert alpha > 0 and beta > 0 and method.startswith("fallback")
     with pytest.raises(cl.CollectivesError, match="at least two different sizes"):
-        mpi.fit_alpha_beta([8, 8], [1e-6, 1e-6])
+        cl.analysis.fit_alpha_beta([8, 8], [1e-6, 1e-6])
 
 
 def test_calibration_topology_predicts_the_fitted_line_for_one_message():
@@ -267,7 +267,7 @@ def test_float32_and_several_sizes():
 
 
 def test_a_flipped_operation_is_reported_wrong(tmp_path, capsys):
-    ring = cl.ring_all_reduce(4)
+    ring = cl.build("all_reduce", 4, "ring")
     broken = flip_op(ring, step=ring.num_steps - 1)       # an all-gather copy becomes a reduce
     with pytest.raises(cl.ScheduleError):
         cl.check(broken)
@@ -411,4 +411,4 @@ def test_bad_options_are_one_line_errors(capsys):
     assert mpi.main_run(["--np", "2", "-b", "1M", "-e", "1K"]) == 2
     assert capsys.readouterr().err == "collectives run: error: -e 1K is smaller than -b 1M\n"
     with pytest.raises(cl.CollectivesError, match="dtype 'int8' is not supported"):
-        mpi.run(cl.ring_all_gather(2), [64], dtype="int8")
+        mpi.run(cl.build("all_gather", 2, "ring"), [64], dtype="int8")

@@ -30,14 +30,14 @@ def test_crossover_interpolates():
     sizes = np.array([1.0, 10.0, 100.0])
     a = np.array([1.0, 2.0, 20.0])
     b = np.array([2.0, 2.0 * 1.0001, 4.0])
-    x = scaling.crossover(sizes, a, b)
+    x = cl.analysis.crossover(sizes, a, b)
     assert 9.9 < x < 11
-    assert scaling.crossover(sizes, a, a * 2) is None
+    assert cl.analysis.crossover(sizes, a, a * 2) is None
 
 
 def test_tree_beats_ring_for_small_messages_only():
     sw = cl.nvswitch_node()
-    x = scaling.algorithm_crossover(sw, "all_reduce", "tree", "ring")
+    x = cl.analysis.algorithm_crossover("all_reduce", sw, "tree", "ring")
     assert x is not None and 1e4 < x < 1e8
     small, large = x / 10, x * 10
     t = lambda alg, v: cl.simulate(cl.build("all_reduce", sw, alg), sw, int(v) // 8 * 8).time
@@ -54,12 +54,12 @@ def test_reduction_depth():
 def test_gather_over_disjoint_paths_reaches_the_bound():
     s = cl.tpu_slice("v5e", "4x4")
     V = 16 * 10**9
-    direct = cl.simulate(cl.build_gather(s, (0, 0)), s, V)
-    split = cl.simulate(cl.build_gather(s, (0, 0), paths="disjoint"), s, V)
+    direct = cl.simulate(cl.build("gather", s, "direct", root=(0, 0)), s, V)
+    split = cl.simulate(cl.build("gather", s, "multipath", root=(0, 0)), s, V)
     bound = 15 * 10**9 / (2 * 45e9)                        # 15 GB into 2 links of (0, 0)
     assert split.time == pytest.approx(bound, rel=1e-3)
     assert direct.time > 1.5 * split.time                  # x-then-y routing piles onto one link
-    cl.check(cl.build_gather(s, (0, 0), paths="disjoint"))
+    cl.check(cl.build("gather", s, "multipath", root=(0, 0)))
 
 
 def test_time_flows_from_hosts_over_pcie():
@@ -89,7 +89,7 @@ def test_moe_traffic_top_k_of_e():
     assert m.sum() / (72 * 500 * 2.0 * 72) == pytest.approx(8 / 72)   # about 11% of GPUs per token
     skewed = scaling.moe_traffic(8, 2000, skew=2.0, seed=1)
     assert skewed[:, 0].sum() > 3 * skewed[:, 7].sum()        # expert 0 is hot
-    sched = cl.bidirectional_ring_all_to_all(8, skewed)
+    sched = cl.build("all_to_all", 8, "bidirectional_ring", matrix=skewed)
     cl.check(sched)
     with pytest.raises(cl.CollectivesError, match="top_k must be between 1 and the number of experts"):
         scaling.moe_traffic(8, 10, top_k=9)

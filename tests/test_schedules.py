@@ -8,45 +8,51 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import collectives_lib as cl
-from collectives_lib import builders as A
-from collectives_lib.schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array
+from collectives_lib.replay import check_fractions
+from collectives_lib.schedule import COPY, Schedule, Step, Traffic, boxes_array
 
 GOLDEN = Path(__file__).parent / "golden"
 
+
+def _by_name(collective, algorithm):
+    """A schedule over n abstract ranks, as the registry builds it."""
+    return lambda n: cl.build(collective, n, algorithm)
+
+
 ANY_N = {
-    "ring_all_gather": cl.ring_all_gather,
-    "bidirectional_ring_all_gather": cl.bidirectional_ring_all_gather,
-    "chain_all_gather": cl.chain_all_gather,
-    "direct_all_gather": cl.direct_all_gather,
-    "multicast_all_gather": cl.multicast_all_gather,
-    "ring_reduce_scatter": cl.ring_reduce_scatter,
-    "bidirectional_ring_reduce_scatter": cl.bidirectional_ring_reduce_scatter,
-    "chain_reduce_scatter": cl.chain_reduce_scatter,
-    "direct_reduce_scatter": A.direct_reduce_scatter_local,
-    "sharp_reduce_scatter": A.sharp_reduce_scatter_local,
-    "ring_all_reduce": cl.ring_all_reduce,
-    "bidirectional_ring_all_reduce": cl.bidirectional_ring_all_reduce,
-    "chain_all_reduce": cl.chain_all_reduce,
-    "tree_all_reduce": cl.tree_all_reduce,
-    "sharp_all_reduce": cl.sharp_all_reduce,
-    "ring_all_to_all": cl.ring_all_to_all,
-    "bidirectional_ring_all_to_all": cl.bidirectional_ring_all_to_all,
-    "chain_all_to_all": cl.chain_all_to_all,
-    "direct_all_to_all": cl.direct_all_to_all,
-    "binomial_broadcast": cl.binomial_broadcast,
-    "chain_broadcast": lambda n: A.chain_broadcast_local(n, 0, 4),
-    "direct_broadcast": A.direct_broadcast_local,
-    "multicast_broadcast": A.multicast_broadcast_local,
-    "binomial_reduce": lambda n: cl.dual(cl.binomial_broadcast(n)),
-    "chain_reduce": lambda n: cl.dual(A.chain_broadcast_local(n, 0, 4)),
-    "direct_reduce": A.direct_reduce_local,
-    "sharp_reduce": A.sharp_reduce_local,
+    "ring_all_gather": _by_name("all_gather", "ring"),
+    "bidirectional_ring_all_gather": _by_name("all_gather", "bidirectional_ring"),
+    "chain_all_gather": _by_name("all_gather", "chain"),
+    "direct_all_gather": _by_name("all_gather", "direct"),
+    "multicast_all_gather": _by_name("all_gather", "multicast"),
+    "ring_reduce_scatter": _by_name("reduce_scatter", "ring"),
+    "bidirectional_ring_reduce_scatter": _by_name("reduce_scatter", "bidirectional_ring"),
+    "chain_reduce_scatter": _by_name("reduce_scatter", "chain"),
+    "direct_reduce_scatter": _by_name("reduce_scatter", "direct"),
+    "sharp_reduce_scatter": _by_name("reduce_scatter", "sharp"),
+    "ring_all_reduce": _by_name("all_reduce", "ring"),
+    "bidirectional_ring_all_reduce": _by_name("all_reduce", "bidirectional_ring"),
+    "chain_all_reduce": _by_name("all_reduce", "chain"),
+    "tree_all_reduce": _by_name("all_reduce", "tree"),
+    "sharp_all_reduce": _by_name("all_reduce", "sharp"),
+    "ring_all_to_all": _by_name("all_to_all", "ring"),
+    "bidirectional_ring_all_to_all": _by_name("all_to_all", "bidirectional_ring"),
+    "chain_all_to_all": _by_name("all_to_all", "chain"),
+    "direct_all_to_all": _by_name("all_to_all", "direct"),
+    "binomial_broadcast": _by_name("broadcast", "binomial_tree"),
+    "chain_broadcast": lambda n: cl.builders.trees.chain_broadcast(n, 0, 4),
+    "direct_broadcast": _by_name("broadcast", "direct"),
+    "multicast_broadcast": _by_name("broadcast", "multicast"),
+    "binomial_reduce": lambda n: cl.dual(cl.build("broadcast", n, "binomial_tree")),
+    "chain_reduce": lambda n: cl.dual(cl.builders.trees.chain_broadcast(n, 0, 4)),
+    "direct_reduce": _by_name("reduce", "direct"),
+    "sharp_reduce": _by_name("reduce", "sharp"),
 }
 POW2 = {
-    "recursive_doubling_all_gather": cl.recursive_doubling_all_gather,
-    "recursive_halving_reduce_scatter": cl.recursive_halving_reduce_scatter,
-    "recursive_doubling_all_reduce": cl.recursive_doubling_all_reduce,
-    "rabenseifner_all_reduce": cl.rabenseifner_all_reduce,
+    "recursive_doubling_all_gather": _by_name("all_gather", "recursive_doubling"),
+    "recursive_halving_reduce_scatter": _by_name("reduce_scatter", "recursive_halving"),
+    "recursive_doubling_all_reduce": _by_name("all_reduce", "recursive_doubling"),
+    "rabenseifner_all_reduce": _by_name("all_reduce", "rabenseifner"),
 }
 SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16]
 
@@ -86,7 +92,7 @@ MESHES = [(2, 2), (4, 4), (2, 4), (3, 5), (4, 4, 4), (2, 3, 4), (8, 8)]
 @pytest.mark.parametrize("wrap", [True, False], ids=["torus", "mesh"])
 def test_replay_mesh_collectives(dims, multi, wrap):
     kinds = ["bidirectional_ring" if wrap and d > 2 else "chain" for d in dims]
-    ag = cl.mesh_all_gather(dims, kinds, multi=multi)
+    ag = cl.builders.torus.mesh_all_gather(dims, kinds, multi=multi)
     cl.check(ag)
     cl.check(cl.reduce_scatter_from(ag))
     cl.check(cl.all_reduce_from(ag))
@@ -94,12 +100,12 @@ def test_replay_mesh_collectives(dims, multi, wrap):
 
 @pytest.mark.parametrize("nodes, gpus", [(1, 8), (2, 4), (3, 4), (4, 8), (2, 8)])
 def test_replay_hierarchical(nodes, gpus):
-    ag = cl.hierarchical_all_gather(nodes, gpus)
+    ag = cl.builders.hierarchical.hierarchical_all_gather(nodes, gpus)
     cl.check(ag)
     cl.check(cl.reduce_scatter_from(ag))
     cl.check(cl.all_reduce_from(ag))
-    cl.check(cl.hierarchical_all_to_all(nodes, gpus))
-    ring = A.multichannel_ring_all_gather_local(nodes, gpus)
+    cl.check(cl.builders.hierarchical.hierarchical_all_to_all(nodes, gpus))
+    ring = cl.builders.rings.multichannel_ring_all_gather(nodes, gpus)
     cl.check(ring)
     cl.check(cl.all_reduce_from(ring))
 
@@ -128,7 +134,7 @@ def test_replay_on_gpu_clusters(collective, axes):
 
 def test_replay_send_over_disjoint_paths():
     s = cl.tpu_slice("v5e", "4x4")
-    sched = cl.build_send(s, (3, 3), (0, 0))
+    sched = cl.build("send", s, "multipath", src=(3, 3), dst=(0, 0))
     assert len(sched.paths) == 2
     cl.check(sched)
 
@@ -140,8 +146,8 @@ def test_imbalanced_all_to_all(n, seed):
     matrix = rng.integers(0, 5, size=(n, n)).astype(float)
     np.fill_diagonal(matrix, 0)
     matrix[0, 1] += 1
-    for build in (cl.ring_all_to_all, cl.bidirectional_ring_all_to_all, cl.chain_all_to_all,
-                  cl.direct_all_to_all):
+    for build in ((lambda n, x=None, **k: cl.build("all_to_all", n, "ring", **({"matrix": x} if x is not None else {}), **k)), (lambda n, x=None, **k: cl.build("all_to_all", n, "bidirectional_ring", **({"matrix": x} if x is not None else {}), **k)), (lambda n, x=None, **k: cl.build("all_to_all", n, "chain", **({"matrix": x} if x is not None else {}), **k)),
+                  (lambda n, x=None, **k: cl.build("all_to_all", n, "direct", **({"matrix": x} if x is not None else {}), **k))):
         sched = build(n, matrix)
         cl.check(sched)
         # every byte that leaves a rank is accounted for
@@ -150,9 +156,9 @@ def test_imbalanced_all_to_all(n, seed):
 
 
 def test_fractions_agree_with_chunks():
-    for sched in [cl.ring_all_reduce(6), cl.mesh_all_gather((4, 4), ["bidirectional_ring"] * 2),
-                  cl.hierarchical_all_to_all(2, 4), cl.bidirectional_ring_all_to_all(6)]:
-        A._check_fractions(sched)
+    for sched in [cl.build("all_reduce", 6, "ring"), cl.builders.torus.mesh_all_gather((4, 4), ["bidirectional_ring"] * 2),
+                  cl.builders.hierarchical.hierarchical_all_to_all(2, 4), cl.build("all_to_all", 6, "bidirectional_ring")]:
+        check_fractions(sched)
 
 
 # ----------------------------------------------------------------- malformed schedules
@@ -172,7 +178,7 @@ def test_checker_names_missing_data():
 
 
 def test_checker_names_double_counting():
-    rs = cl.ring_reduce_scatter(4)
+    rs = cl.build("reduce_scatter", 4, "ring")
     steps = list(rs.steps) + [rs.steps[0]]
     bad = Schedule(**{**rs.__dict__, "steps": tuple(steps)})
     with pytest.raises(cl.ScheduleError, match=r"step 4: rank \d reduces block \d into rank \d, "
@@ -181,11 +187,11 @@ def test_checker_names_double_counting():
 
 
 def test_checker_names_incomplete_result():
-    ag = cl.ring_all_gather(4)
+    ag = cl.build("all_gather", 4, "ring")
     bad = Schedule(**{**ag.__dict__, "steps": ag.steps[:-1]})
     with pytest.raises(cl.ScheduleError, match=r"rank \d does not get block \d"):
         cl.check(bad)
-    ar = cl.ring_all_reduce(4)
+    ar = cl.build("all_reduce", 4, "ring")
     bad = Schedule(**{**ar.__dict__, "steps": ar.steps[1:]})
     with pytest.raises(cl.ScheduleError, match="fully reduced: it is missing the contribution"):
         cl.check(bad)
@@ -202,7 +208,7 @@ def test_checker_rejects_self_sends_and_out_of_range():
 
 def test_checker_rejects_wrong_values_even_with_right_contributors():
     # a copy that should have been a reduce leaves the right owner but the wrong sum
-    rs = cl.ring_reduce_scatter(3)
+    rs = cl.build("reduce_scatter", 3, "ring")
     t = rs.steps[-1].traffic
     flipped = Traffic(t.src, t.dst, np.full(len(t), COPY, np.uint8), t.fraction)
     steps = list(rs.steps[:-1]) + [Step(flipped, rs.steps[-1].chunks, rs.steps[-1].stage)]
@@ -213,13 +219,13 @@ def test_checker_rejects_wrong_values_even_with_right_contributors():
 # ----------------------------------------------------------------- golden listings
 
 GOLDEN_CASES = {
-    "ring_all_reduce_4": lambda: cl.ring_all_reduce(4),
-    "bidirectional_ring_all_gather_5": lambda: cl.bidirectional_ring_all_gather(5),
-    "chain_all_gather_4": lambda: cl.chain_all_gather(4),
-    "recursive_doubling_all_gather_4": lambda: cl.recursive_doubling_all_gather(4),
-    "bidirectional_ring_all_to_all_4": lambda: cl.bidirectional_ring_all_to_all(4),
-    "sharp_all_reduce_4": lambda: cl.sharp_all_reduce(4),
-    "multi_axis_all_gather_2x2": lambda: cl.mesh_all_gather((2, 2), ["chain", "chain"]),
+    "ring_all_reduce_4": lambda: cl.build("all_reduce", 4, "ring"),
+    "bidirectional_ring_all_gather_5": lambda: cl.build("all_gather", 5, "bidirectional_ring"),
+    "chain_all_gather_4": lambda: cl.build("all_gather", 4, "chain"),
+    "recursive_doubling_all_gather_4": lambda: cl.build("all_gather", 4, "recursive_doubling"),
+    "bidirectional_ring_all_to_all_4": lambda: cl.build("all_to_all", 4, "bidirectional_ring"),
+    "sharp_all_reduce_4": lambda: cl.build("all_reduce", 4, "sharp"),
+    "multi_axis_all_gather_2x2": lambda: cl.builders.torus.mesh_all_gather((2, 2), ["chain", "chain"]),
 }
 
 
@@ -227,6 +233,5 @@ GOLDEN_CASES = {
 def test_golden_listing(name):
     text = str(GOLDEN_CASES[name]()) + "\n"
     path = GOLDEN / f"{name}.txt"
-    if not path.exists():  # first run writes it; review it and commit it
-        path.write_text(text)
+    assert path.exists(), f"golden listing {path} is missing: it is checked in, never written by a test"
     assert text == path.read_text()

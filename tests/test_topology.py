@@ -116,7 +116,7 @@ def test_tpu_system_routes_cross_slice_traffic_through_pcie_and_dcn():
     path = sys_.path(0, sys_.num_ranks - 1)
     labels = [sys_.node_label(n) for n in path]
     assert labels[1].startswith("host") and labels[2] == "DCN" and labels[3].startswith("host")
-    kinds = [sys_.links.class_name(l) for l in sys_.route(0, sys_.num_ranks - 1)]
+    kinds = [sys_.links.class_name(k) for k in sys_.route(0, sys_.num_ranks - 1)]
     assert kinds == ["pcie", "dcn", "dcn", "pcie"]
     assert sys_.num_hosts == 4                  # 2 hosts of 2x4 chips per 4x4 slice
 

@@ -1,0 +1,425 @@
+"""Analysis: what ``auto`` picks, estimates, flows, crossovers and alpha-beta fits.
+
+Building a schedule (:mod:`collectives_lib.builders`) never times it; this
+module does, with the simulator (:mod:`collectives_lib.simulate`):
+
+* :func:`choose` is ``auto``: on a TPU torus, what XLA runs (rings on axes with
+  wraparound, chains without, every axis at once); elsewhere, like NCCL's
+  tuner, the applicable algorithm with the least predicted time for the size.
+* :func:`estimate` builds and times in one call.
+* :func:`time_flows` times arbitrary point-to-point traffic that is not a collective.
+* :func:`crossover` and :func:`algorithm_crossover` find where two algorithms
+  swap places; :func:`size_at_fraction`, where one reaches a share of its peak.
+* :func:`fit_alpha_beta` fits ``t = alpha + beta m`` to measured or simulated times.
+* :func:`collective_costs` and :func:`torus_summary` tabulate whole systems.
+
+Introduced in the chapter *A first look*; every chapter uses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import costs
+from .builders import build_named, reasons
+from .builders.rings import axis_kind
+from .collective import Collective, collective as as_collective
+from .errors import CollectivesError
+from .schedule import Schedule, Step, Traffic, boxes_array
+from .simulate import Result, simulate, simulate_sizes
+from .topology import Topology, Torus
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The algorithm ``auto`` picked and why."""
+
+    algorithm: str
+    reason: str
+
+
+# ---------------------------------------------------------------------------
+# auto
+# ---------------------------------------------------------------------------
+
+#: The algorithms NCCL's tuner chooses among (not the textbook extras).
+NCCL_MENU = ("ring", "tree", "sharp", "multicast", "hierarchical", "chain", "binomial_tree")
+
+
+def _tpu_choice(collective: Collective, topo: Torus, axes_i: list[int]) -> Choice:
+    if collective == "all_to_all":
+        if len(axes_i) == 1:
+            kind = axis_kind(topo, axes_i[0])
+            return Choice(kind, f"{kind} on axis {topo.axis_names[axes_i[0]]} "
+                                f"({'wraparound' if topo.wraparound[axes_i[0]] else 'no wraparound'})")
+        return Choice("direct", "every chip sends straight to every other; the ICI routes "
+                                "the messages dimension by dimension")
+    if collective in ("broadcast", "reduce"):
+        return Choice("binomial_tree", "log2(N) rounds")
+    if len(axes_i) > 1:
+        return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
+                                    f"at once, keeping every ICI link busy")
+    kind = axis_kind(topo, axes_i[0])
+    why = ("the axis has wraparound links, so it forms a ring" if kind != "chain"
+           else "the axis has no wraparound link, so it is a chain")
+    return Choice(kind, f"{kind}: {why}")
+
+
+def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=None,
+           **options) -> Choice:
+    """The algorithm ``auto`` picks, and why.
+
+    TPU tori: what XLA does (rings on axes with wraparound, chains without,
+    all axes at once). Switches and GPU clusters: like NCCL's tuner, the
+    applicable algorithm with the smallest predicted time for ``nbytes`` bytes.
+    """
+    coll = as_collective(collective)
+    if coll == "gather":
+        return Choice("direct", "every block straight to the root")
+    if coll == "send":
+        return Choice("multipath" if isinstance(topology, Torus) else "direct",
+                      "split over link-disjoint paths" if isinstance(topology, Torus) else "one route")
+    if isinstance(topology, Torus):
+        return _tpu_choice(coll, topology, list(topology.resolve_axes(axes)))
+    nbytes = 1 << 30 if nbytes is None else nbytes
+    names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
+    if coll != "all_to_all":
+        names = [k for k in names if k in NCCL_MENU] or names
+    times = {}
+    for name in names:
+        sched = build_named(coll, topology, name, axes, options)
+        times[name] = simulate(sched, topology, sched.round_size(nbytes)).time
+    if not times:
+        raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
+    best = min(times, key=times.get)
+    listing = ", ".join(f"{k} {times[k]:.3g} s" for k in sorted(times, key=times.get))
+    return Choice(best, f"fastest predicted by the cost model for this size, as NCCL's "
+                        f"tuner does ({listing})")
+
+
+def resolve(collective, topology: Topology, algorithm: str, nbytes: int | None, axes,
+            options) -> Choice:
+    """``algorithm`` as a :class:`Choice`: ``auto`` resolved by :func:`choose`."""
+    name = str(algorithm).strip().lower().replace("-", "_")
+    if name == "auto":
+        return choose(collective, topology, nbytes, axes=axes, **options)
+    return Choice(name, "as requested")
+
+
+def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto", *,
+             axes=None, overhead: float = 0.0, placement=None, **options) -> tuple[Result, Choice]:
+    """Build and simulate in one call; returns ``(result, choice)``."""
+    choice = resolve(collective, topology, algorithm, nbytes, axes, options)
+    sched = build_named(collective, topology, choice.algorithm, axes, options)
+    return simulate(sched, topology, nbytes, overhead=overhead, placement=placement), choice
+
+
+# ---------------------------------------------------------------------------
+# Arbitrary flows
+# ---------------------------------------------------------------------------
+
+def time_flows(topology: Topology, flows, *, overhead: float = 0.0):
+    """Time one step of arbitrary point-to-point flows: ``[(src, dst, nbytes), ...]``.
+
+    ``src`` and ``dst`` are endpoint ranks or named nodes (``"host0"``,
+    ``"switch"``, ``"nvswitch3"``). Flows share links they cross; the result is
+    a :class:`~collectives_lib.simulate.Result` whose size is the total bytes.
+    Use it for traffic that is not a collective: loading shards from hosts over
+    PCIe, sparse MoE dispatch, a custom pattern.
+    """
+    flows = list(flows)
+    if not flows:
+        raise CollectivesError("time_flows needs at least one (src, dst, nbytes) flow")
+    names: list[str] = []
+
+    def node(x):
+        if isinstance(x, str):
+            if x not in names:
+                names.append(x)
+            return topology.num_ranks + names.index(x)
+        x = int(x)
+        if not 0 <= x < topology.num_ranks:
+            raise CollectivesError(f"rank {x} is not an endpoint of {topology!r}")
+        return x
+    src = np.array([node(f[0]) for f in flows])
+    dst = np.array([node(f[1]) for f in flows])
+    nbytes = np.array([float(f[2]) for f in flows])
+    if (nbytes < 0).any() or nbytes.sum() <= 0:
+        raise CollectivesError("flow sizes must be >= 0 bytes and not all zero")
+    total = nbytes.sum()
+    traffic = Traffic.make(src, dst, 0, nbytes / total)
+    sched = Schedule("send", "flows", topology.num_ranks,
+                     np.arange(topology.num_ranks)[None, :], (topology.num_ranks,),
+                     (len(flows),), (Step(traffic, boxes_array([(np.arange(len(flows)), 1)], len(flows)), "flows"),),
+                     agents=tuple(names), routing="routed", root=0, dest=0)
+    return simulate(sched, topology, int(round(total)), overhead=overhead, check_size=False)
+
+
+# ---------------------------------------------------------------------------
+# Crossovers, peaks and fits
+# ---------------------------------------------------------------------------
+
+def crossover(sizes: np.ndarray, times_a: np.ndarray, times_b: np.ndarray) -> float | None:
+    """The size where algorithm a stops being faster than b (or the other way),
+    interpolated on log-log axes; None if they never cross in ``sizes``."""
+    sizes = np.asarray(sizes, dtype=float)
+    d = np.log(np.asarray(times_a, dtype=float)) - np.log(np.asarray(times_b, dtype=float))
+    sign = np.sign(d)
+    idx = np.nonzero(sign[:-1] * sign[1:] < 0)[0]
+    if not len(idx):
+        return None
+    i = int(idx[0])
+    x0, x1 = np.log(sizes[i]), np.log(sizes[i + 1])
+    t = d[i] / (d[i] - d[i + 1])
+    return float(np.exp(x0 + t * (x1 - x0)))
+
+
+def algorithm_crossover(collective, topology: Topology, algorithm_a: str, algorithm_b: str, *,
+                        axes=None, lo: float = 8, hi: float = 1e11, points: int = 400) -> float | None:
+    """Size at which two algorithms of a collective take equal time on a topology."""
+    a = build_named(collective, topology, algorithm_a, axes)
+    b = build_named(collective, topology, algorithm_b, axes)
+    sizes = np.geomspace(lo, hi, points)
+    return crossover(sizes, simulate_sizes(a, topology, sizes), simulate_sizes(b, topology, sizes))
+
+
+def size_at_fraction(schedule: Schedule, topology: Topology, fraction: float = 0.9, *,
+                     overhead: float = 0.0, lo: float = 1.0, hi: float = 1e13,
+                     points: int = 800) -> float | None:
+    """Smallest array size V at which ``schedule`` reaches ``fraction`` of its peak bandwidth.
+
+    The peak is the large-message limit of algbw (equivalently busbw), where
+    latency no longer counts. In the alpha-beta model ``t = L + B V`` the
+    answer is ``V = f L / ((1 - f) B)``; the simulator's times are used, so
+    pipelined stages and shared links count too. ``overhead`` is a per-step
+    software cost added to every step (as in :func:`~collectives_lib.simulate.simulate`).
+    Returns None if the fraction is not reached below ``hi`` bytes.
+
+    Introduced in the chapter *GPU collectives within the node*.
+    """
+    fraction = float(fraction)
+    if not 0.0 < fraction < 1.0:
+        raise CollectivesError(f"fraction must be between 0 and 1 (exclusive), got {fraction}")
+    if not 0 < lo < hi:
+        raise CollectivesError(f"need 0 < lo < hi, got lo={lo}, hi={hi}")
+    sizes = np.geomspace(lo, hi, int(points))
+    huge = 1e18
+    times = simulate_sizes(schedule, topology, np.concatenate([sizes, [huge]]), overhead=overhead)
+    if not times[-1] > 0:
+        raise CollectivesError("the schedule takes no time at any size (no bytes move)")
+    peak = huge / times[-1]
+    eff = sizes / times[:-1] / peak
+    above = np.nonzero(eff >= fraction)[0]
+    if not len(above):
+        return None
+    i = int(above[0])
+    if i == 0:
+        return float(sizes[0])
+    # interpolate in log size between the last point below and the first above
+    x0, x1 = np.log(sizes[i - 1]), np.log(sizes[i])
+    e0, e1 = eff[i - 1], eff[i]
+    t = (fraction - e0) / (e1 - e0) if e1 > e0 else 1.0
+    return float(np.exp(x0 + t * (x1 - x0)))
+
+
+def fit_alpha_beta(sizes, times) -> tuple[float, float, str]:
+    """Fit ``t(m) = alpha + beta m`` to times; returns ``(alpha, beta, method)``.
+
+    Least squares on *relative* errors (each point weighted by ``1/t``): times
+    span four decades, and plain least squares would let the largest message
+    decide alpha, which comes out negative in the noise. Both must be positive
+    for the model to mean anything; if the fit gives ``alpha <= 0`` or
+    ``beta <= 0`` (a noisy or oversubscribed machine), fall back to the two ends
+    of the sweep: alpha = the smallest message's time, beta = the largest
+    message's extra time per byte (or its time per byte, if that is not
+    positive either), and say so in ``method``.
+
+    >>> alpha, beta, how = fit_alpha_beta([1e3, 1e6], [1.1e-6, 1.01e-4])
+    >>> round(alpha * 1e6, 3), round(1 / beta / 1e9, 3), how
+    (1.0, 10.0, 'least squares on relative error')
+    """
+    m = np.asarray(sizes, dtype=float)
+    t = np.asarray(times, dtype=float)
+    ok = np.isfinite(t) & (t > 0) & np.isfinite(m) & (m >= 0)
+    m, t = m[ok], t[ok]
+    if len(m) < 2 or np.ptp(m) == 0:
+        raise CollectivesError(
+            f"fitting alpha and beta needs times for at least two different sizes, got {len(m)}")
+    A = np.stack([np.ones_like(m), m], axis=1) / t[:, None]
+    (alpha, beta), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
+    if alpha > 0 and beta > 0:
+        return float(alpha), float(beta), "least squares on relative error"
+    small, large = np.argmin(m), np.argmax(m)
+    alpha = float(t[small])
+    beta = (t[large] - alpha) / (m[large] - m[small])
+    method = "fallback: alpha from the smallest message, beta from the largest"
+    if not beta > 0:
+        beta = t[large] / m[large]
+        method = "fallback: alpha from the smallest message, beta = time/size of the largest"
+    return alpha, float(beta), method
+
+
+# ---------------------------------------------------------------------------
+# Tables for whole systems
+# ---------------------------------------------------------------------------
+
+def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather", "reduce_scatter",
+                                                                      "all_reduce", "all_to_all"), *,
+                     algorithm: str = "auto", axes=None, overhead: float = 0.0) -> list[dict]:
+    """One row per collective: the algorithm ``auto`` picks (or ``algorithm``), and its
+    time, algbw and busbw for an array of about ``nbytes`` bytes.
+
+    Each size is rounded to the nearest size the schedule can split evenly
+    (``Schedule.round_size``), and the row says which size was used. ``nbytes``
+    is the book's V for every collective (see the notation page): for
+    all-to-all, the total over all ranks. A collective that does not apply to
+    the topology gets a row with ``"error"`` set instead of times.
+
+    Introduced in the chapter *GPU collectives across nodes* (the closing table).
+    """
+    rows = []
+    for coll in collectives:
+        try:
+            choice = resolve(coll, topology, algorithm, int(nbytes), axes, {})
+            reason = "chosen by the caller" if algorithm != "auto" else choice.reason
+            sched = build_named(coll, topology, choice.algorithm, axes)
+            size = sched.round_size(int(nbytes))
+            r = simulate(sched, topology, size, overhead=overhead)
+        except CollectivesError as exc:
+            rows.append({"collective": coll, "algorithm": None, "error": str(exc)})
+            continue
+        rows.append({"collective": coll, "algorithm": choice.algorithm, "reason": reason,
+                     "nbytes": size, "group_size": r.group_size, "steps": r.num_steps,
+                     "time": r.time, "algbw": r.algbw, "busbw": r.busbw,
+                     "bottleneck": r.bottleneck, "error": None})
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# every collective on a TPU slice, side by side
+# ---------------------------------------------------------------------------
+
+#: Columns of :func:`torus_summary`: one-axis schedules, then all axes at once.
+SUMMARY_COLUMNS = ("ring", "bidirectional_ring", "chain", "all_axes")
+
+_SUMMARY_FORMULAS = {
+    ("all_gather", "ring"): "(N-1)/N · V/W",
+    ("all_gather", "bidirectional_ring"): "⌈(N-1)/2⌉/N · V/W ≈ V/(2W)",
+    ("all_gather", "chain"): "(N-1)/N · V/W ≈ V/W",
+    ("all_gather", "all_axes"): "Σ_phases max_parts h·done/(D·N) · V/W ≈ n/(n-1) · V/(2DW)",
+    ("all_to_all", "ring"): "(N-1)/(2N) · V/W ≈ V/(2W)",
+    ("all_to_all", "bidirectional_ring"): "(m(m+1)/2 + N/4)/N² · V/W = V/(8W), N even",
+    ("all_to_all", "chain"): "⌊N/2⌋⌈N/2⌉/N² · V/W ≈ V/(4W)",
+    ("all_to_all", "all_axes"): "max_axes load(d)/(N·d) · V/W",
+}
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One cell of :func:`torus_summary`: a collective run one way on a torus.
+
+    ``time`` is the simulator's throughput-bound time (latency set to 0) and
+    ``closed_form`` the formula's; ``coefficient`` is ``time * W / V``, the
+    number that multiplies ``V/W`` in ``formula``. When the schedule does not
+    apply (a ring on an axis without wraparound) the times are None and
+    ``note`` says why, in the library's words.
+    """
+
+    collective: str
+    column: str
+    algorithm: str
+    axes: tuple[str, ...]
+    num_ranks: int
+    nbytes: int
+    bandwidth: float
+    time: float | None
+    closed_form: float | None
+    formula: str
+    note: str = ""
+
+    @property
+    def coefficient(self) -> float | None:
+        return None if self.time is None else self.time * self.bandwidth / self.nbytes
+
+
+def _summary_axis(topo: Torus, axis) -> int:
+    if axis is not None:
+        return topo.resolve_axes(axis)[0]
+    dims = topo.dims
+    wrapped = [a for a in range(len(dims)) if topo.wraparound[a]]
+    pool = wrapped or list(range(len(dims)))
+    return max(pool, key=lambda a: (dims[a], -a))
+
+
+def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
+    """Throughput-bound time of all-gather, reduce-scatter, all-reduce and
+    all-to-all on a torus or TPU slice, run four ways: a one-way ring, a
+    bidirectional ring and a chain along one axis (``axis``; default the
+    longest axis with wraparound, else the longest), and over all axes at
+    once (``multi_axis``; ``direct`` for all-to-all).
+
+    ``size`` is V, the array of the collective's group: one line of ``axis``
+    for the first three columns, the whole slice for the last. Each time is
+    simulated on a copy of the topology without latency and checked against
+    its closed form in :mod:`collectives_lib.costs`. Returns 16 rows,
+    collective by collective, in :data:`SUMMARY_COLUMNS` order.
+
+    Introduced in the chapter *All-to-all: a sharded transpose* (its summary
+    of every TPU collective).
+    """
+    if not isinstance(topology, Torus):
+        raise CollectivesError(f"torus_summary needs a torus or a TPU slice, got {topology!r}")
+    size = int(size)
+    if size <= 0:
+        raise CollectivesError(f"size must be a positive number of bytes, got {size}")
+    a = _summary_axis(topology, axis)
+    W = topology.bandwidth
+    flat = Torus(topology.dims, topology.wraparound, bandwidth=W, latency=0.0,
+                 bidirectional=topology.bidirectional, link_class=topology.link_class)
+    chain_flat = Torus(topology.dims, tuple(w and b != a for b, w in enumerate(topology.wraparound)),
+                       bandwidth=W, latency=0.0, bidirectional=topology.bidirectional,
+                       link_class=topology.link_class)
+    try:
+        kinds = [axis_kind(topology, b) for b in range(len(topology.dims))]
+    except CollectivesError:          # one-way links without wraparound: nothing runs there
+        kinds = None
+    n = topology.dims[a]
+    rows = []
+    for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+        base = "all_to_all" if collective == "all_to_all" else "all_gather"
+        factor = 2.0 if collective == "all_reduce" else 1.0
+        for column in SUMMARY_COLUMNS:
+            formula = _SUMMARY_FORMULAS[(base, column)]
+            if factor == 2.0:
+                formula = "2 × (" + formula + ")"
+            if column == "all_axes":
+                algorithm = "direct" if collective == "all_to_all" else "multi_axis"
+                axes, group = tuple(topology.axis_names), topology.num_ranks
+            else:
+                algorithm = column
+                axes, group = (topology.axis_names[a],), n
+            # a chain is the axis without its wraparound link: time it on such a copy, so
+            # that routed messages (the chain all-to-all) cannot take the shortcut
+            topo = chain_flat if column == "chain" else flat
+            try:
+                sched = build_named(collective, topo, algorithm, None if column == "all_axes" else axes[0])
+                t = simulate(sched, topo, size, check_size=False).time
+            except CollectivesError as exc:
+                rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, None, None,
+                                       formula, str(exc)))
+                continue
+            if column == "all_axes":
+                if collective == "all_to_all":
+                    cf = costs.torus_all_to_all(topology.dims, kinds, size, W)
+                else:
+                    cf = factor * costs.multi_axis_all_gather(topology.dims, kinds, size, W)
+            elif collective == "all_to_all":
+                cf = {"ring": costs.ring_all_to_all, "chain": costs.chain_all_to_all,
+                      "bidirectional_ring": costs.bidirectional_ring_all_to_all}[column](n, size, W)
+            else:
+                cf = factor * {"ring": costs.ring_all_gather, "chain": costs.chain_all_gather,
+                               "bidirectional_ring": costs.bidirectional_ring_all_gather}[column](n, size, W)
+            rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, t, cf, formula))
+    return rows

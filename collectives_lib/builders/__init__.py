@@ -1,0 +1,140 @@
+"""Schedule builders, by family, and the registry that lists them.
+
+Each family module registers its algorithms (see :mod:`.registry`):
+
+==================  ==========================================================
+``rings``           ring, bidirectional ring and chain all-gather, reduce-scatter
+                    and all-reduce; NCCL's multi-channel rings over a cluster
+``torus``           multi_axis and sequential_axes over several torus axes
+``doubling``        recursive doubling and halving, Rabenseifner
+``trees``           binomial trees, the tree all-reduce, pipelined chains
+``alltoall``        ring, bidirectional ring, chain and direct all-to-all
+``innetwork``       direct sends through a switch, multicast and SHARP
+``hierarchical``    InfiniBand rails between nodes + NVLink inside nodes
+``p2p``             send and gather over one route or several disjoint ones
+==================  ==========================================================
+
+:func:`build_named` turns (collective, topology, algorithm name) into the
+schedule that runs the one-group builder in every group the topology's axes
+define (:func:`collectives_lib.schedule.embed`); :func:`reasons` says which
+algorithms apply and why the others do not.
+
+Introduced across the chapters on all-gather, reduce-scatter, all-to-all and
+GPU collectives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..collective import collective as as_collective
+from ..errors import CollectivesError
+from ..schedule import Schedule, embed
+from ..topology import GpuCluster, Topology
+from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
+from .registry import Algorithm, Group, all_entries, entries, entry, known_names
+
+__all__ = ["Algorithm", "Group", "build_named", "group_for", "reasons", "entries", "entry",
+           "all_entries", "OPTIONS"]
+
+#: Options a builder may read, and what each means.
+OPTIONS = {
+    "root": "broadcast, reduce, gather: the root rank",
+    "chunks": "pipelined chain broadcast and reduce: pieces the array streams in",
+    "matrix": "all-to-all: traffic matrix, bytes from origin to destination",
+    "intra": "hierarchical: 'ring' or 'direct' inside each node",
+    "src": "send: the sending rank",
+    "dst": "send: the receiving rank",
+    "paths": "send: 'disjoint', 'shortest' or a number of disjoint routes",
+}
+
+
+def _groups(topology: Topology | None, n: int | None, axes) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...]]:
+    if topology is None:
+        if axes is not None:
+            raise CollectivesError("a schedule over a number of ranks has no named axes; leave axes out")
+        return np.arange(n)[None, :], (n,), ()
+    if hasattr(topology, "axis_groups"):
+        axes_i = tuple(topology.resolve_axes(axes))
+        groups = topology.axis_groups(axes)
+        shape = tuple(topology.mesh_shape[a] for a in axes_i)
+        return groups, shape, axes_i
+    if axes is not None:
+        raise CollectivesError(f"{topology!r} has no named axes; leave axes out")
+    return np.arange(topology.num_ranks)[None, :], (topology.num_ranks,), ()
+
+
+def _agent_namer(topology: Topology | None, groups: np.ndarray) -> Callable[[int, str], str]:
+    if isinstance(topology, GpuCluster):
+        def name(g: int, local: str) -> str:
+            return f"nvswitch{int(groups[g, 0]) // topology.gpus_per_node}"
+        return name
+    return lambda g, local: local if groups.shape[0] == 1 else f"{local}{g}"
+
+
+def _target(topology) -> tuple[Topology | None, int | None]:
+    """A topology, or a number of abstract ranks."""
+    if isinstance(topology, Topology):
+        return topology, None
+    if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):
+        if topology < 1:
+            raise CollectivesError(f"a schedule needs at least one rank, got {int(topology)}")
+        return None, int(topology)
+    hint = (f"; parse a spec such as {topology!r} with cl.parse_topology({topology!r}, bandwidth=...)"
+            if isinstance(topology, str) else "")
+    raise CollectivesError(
+        f"topology must be a Topology (such as cl.Ring(8, bandwidth=45e9)) or a number of ranks, "
+        f"got {topology!r}{hint}")
+
+
+def group_for(collective, topology, axes=None, options: Mapping[str, Any] | None = None
+              ) -> tuple[Group, np.ndarray]:
+    """The :class:`Group` a builder sees, and the global ranks of every group."""
+    coll = as_collective(collective)
+    topo, n = _target(topology)
+    groups, shape, axes_i = _groups(topo, n, axes)
+    return Group(coll, topo, axes_i, shape, dict(options or {})), groups
+
+
+def reasons(collective, topology, axes=None, options: Mapping[str, Any] | None = None
+            ) -> dict[str, str | None]:
+    """Every registered algorithm for ``collective``: None where it applies to
+    ``topology`` (over ``axes``), else the reason it does not."""
+    group, _ = group_for(collective, topology, axes, options)
+    return {name: alg.reason(group) for name, alg in entries(group.collective).items()}
+
+
+def build_named(collective, topology, algorithm: str, axes=None,
+                options: Mapping[str, Any] | None = None) -> Schedule:
+    """The schedule of ``algorithm`` (a registered name, not ``auto``) on ``topology``."""
+    group, groups = group_for(collective, topology, axes, options)
+    coll = group.collective
+    name = str(algorithm).strip().lower().replace("-", "_")
+    table = entries(coll)
+    why = table[name].reason(group) if name in table else None
+    if name not in table or why is not None:
+        applicable = ", ".join(k for k, a in table.items() if a.reason(group) is None) or "none"
+        if name not in known_names():
+            raise CollectivesError(f"unknown algorithm {algorithm!r} for {coll}; known: {', '.join(table)}")
+        if why is None:
+            raise CollectivesError(f"algorithm {name!r} does not apply to {coll} on "
+                                   f"{_where(group)}; applicable: {applicable}")
+        raise CollectivesError(f"{why} (applicable here: {applicable})")
+    local = table[name].build(group)
+    if group.topology is None:
+        return local
+    return embed(local, groups, group.topology.num_ranks, agent_name=_agent_namer(group.topology, groups))
+
+
+def _where(group: Group) -> str:
+    if group.topology is None:
+        return f"{group.n} ranks"
+    axes = group.axes
+    names = getattr(group.topology, "axis_names", ())
+    over = (f" over axes {','.join(names[a] for a in axes)}"
+            if axes and names and len(axes) < len(names) else "")
+    return f"{group.topology!r}{over}"
+
+

@@ -1,0 +1,194 @@
+"""Through a switch, and in it: direct sends, multicast and in-network reduction (SHARP).
+
+*Direct* algorithms send every message straight to its destination in one step
+and let the network route it: on a non-blocking switch each rank's up-link
+carries what it sends and its down-link what it receives. *Multicast* (NVLink
+SHARP's all-gather and broadcast) stores a block once into the switch, which
+replicates it to every rank. *SHARP* reduces in the switch: every rank sends its
+array up, the switch adds the arrays as they arrive and sends the sum (or each
+rank's block of it) down; the two stages stream at once.
+
+Introduced in the chapter *GPU collectives within the node*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import costs
+from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array, concat
+from ..topology import Switch
+from .registry import Group, register
+
+
+def direct_all_gather(n: int) -> Schedule:
+    """One step: every rank sends its block straight to every other rank."""
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    traffic = Traffic.make(i, j, COPY, 1.0 / n)
+    return Schedule.local("all_gather", "direct", n, (n,),
+                          [Step(traffic, boxes_array([(i, 1)], len(i)), "all-gather")],
+                          routing="routed",
+                          description="direct: every rank sends its block to every other "
+                                      "rank at once, through the switch")
+
+
+def multicast_all_gather(n: int) -> Schedule:
+    """NVLink SHARP all-gather: each rank stores its block once to a multicast
+    address; the switch replicates it to every rank, the source included."""
+    r = np.arange(n)
+    push = Traffic.make(r, np.full(n, n), COPY, 1.0 / n)
+    src = np.full(n * n, n)
+    dst = np.tile(r, n)
+    blocks = np.repeat(r, n)
+    mcast = Traffic.make(src, dst, COPY, 1.0 / n)
+    steps = [Step(push, boxes_array([(r, 1)], n), "push"),
+             Step(mcast, boxes_array([(blocks, 1)], n * n), "multicast")]
+    return Schedule.local("all_gather", "multicast", n, (n,), steps, routing="routed",
+                          agents=("switch",), pipelined=True,
+                          description="multicast (NVLS): the switch replicates each block to "
+                                      "all ranks, including the one that sent it")
+
+
+def direct_reduce_scatter(n: int) -> Schedule:
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    return Schedule.local("reduce_scatter", "direct", n, (n,),
+                          [Step(Traffic.make(i, j, REDUCE, 1.0 / n), boxes_array([(j, 1)], len(i)),
+                                "reduce-scatter")],
+                          routing="routed",
+                          description="direct: every rank sends each block straight to its owner")
+
+
+def sharp_reduce_scatter(n: int) -> Schedule:
+    r = np.arange(n)
+    up = Traffic.make(r, np.full(n, n), REDUCE, 1.0)
+    down = Traffic.make(np.full(n, n), r, COPY, 1.0 / n)
+    return Schedule.local("reduce_scatter", "sharp", n, (n,),
+                          [Step(up, boxes_array([(0, n)], n), "reduce in switch"),
+                           Step(down, boxes_array([(r, 1)], n), "scatter")],
+                          routing="routed", agents=("switch",), pipelined=True,
+                          description="SHARP reduce-scatter: the switch sums and sends each "
+                                      "rank only its block")
+
+
+def sharp_all_reduce(n: int) -> Schedule:
+    """In-network reduction: every rank sends its array into the switch, which sums
+    it and multicasts the result back. The two stages stream at once."""
+    r = np.arange(n)
+    full = boxes_array([(0, n)], n)
+    up = Traffic.make(r, np.full(n, n), REDUCE, 1.0)
+    down = Traffic.make(np.full(n, n), r, COPY, 1.0)
+    return Schedule.local("all_reduce", "sharp", n, (n,),
+                          [Step(up, full, "reduce in switch"), Step(down, full, "multicast")],
+                          routing="routed", agents=("switch",), pipelined=True,
+                          description="SHARP: the switch adds the arrays as they arrive and "
+                                      "multicasts the sum; each byte crosses each link once")
+
+
+def direct_broadcast(n: int, root: int = 0) -> Schedule:
+    dst = np.array([i for i in range(n) if i != root])
+    return Schedule.local("broadcast", "direct", n, (1,),
+                          [Step(Traffic.make(np.full(len(dst), root), dst, COPY, 1.0),
+                                boxes_array([(0, 1)], len(dst)), "broadcast")] if n > 1 else [],
+                          routing="routed", root=root,
+                          description="direct: the root sends the array to every rank")
+
+
+def multicast_broadcast(n: int, root: int = 0) -> Schedule:
+    r = np.arange(n)
+    steps = [Step(Traffic.make([root], [n], COPY, 1.0), boxes_array([(0, 1)], 1), "push"),
+             Step(Traffic.make(np.full(n, n), r, COPY, 1.0), boxes_array([(0, 1)], n), "multicast")]
+    return Schedule.local("broadcast", "multicast", n, (1,), steps, routing="routed",
+                          agents=("switch",), pipelined=True, root=root,
+                          description="multicast: the switch replicates the root's array")
+
+
+def direct_reduce(n: int, root: int = 0) -> Schedule:
+    src = np.array([i for i in range(n) if i != root])
+    return Schedule.local("reduce", "direct", n, (1,),
+                          [Step(Traffic.make(src, np.full(len(src), root), REDUCE, 1.0),
+                                boxes_array([(0, 1)], len(src)), "reduce")] if n > 1 else [],
+                          routing="routed", root=root,
+                          description="direct: every rank sends its array to the root")
+
+
+def sharp_reduce(n: int, root: int = 0) -> Schedule:
+    r = np.arange(n)
+    steps = [Step(Traffic.make(r, np.full(n, n), REDUCE, 1.0), boxes_array([(0, 1)], n), "reduce in switch"),
+             Step(Traffic.make([n], [root], COPY, 1.0), boxes_array([(0, 1)], 1), "deliver")]
+    return Schedule.local("reduce", "sharp", n, (1,), steps, routing="routed", agents=("switch",),
+                          pipelined=True, root=root,
+                          description="SHARP reduce: the switch sums and sends the result to the root")
+
+
+
+def direct_all_reduce(n: int) -> Schedule:
+    """Direct reduce-scatter, then direct all-gather."""
+    return concat(direct_reduce_scatter(n), direct_all_gather(n), collective="all_reduce",
+                  algorithm="direct", description="direct reduce-scatter, then direct all-gather")
+
+
+# ---------------------------------------------------------------------------
+# Registered
+# ---------------------------------------------------------------------------
+
+def _switch_reason(what: str):
+    def test(group: Group) -> str | None:
+        if group.switch_like:
+            return None
+        return (f"{what} needs one switch joining the ranks (a Switch, an NVSwitch node, or "
+                f"axes=gpu of a GPU cluster); {group.topology!r} is not one")
+    return test
+
+
+def _on_switch(formula):
+    """A closed form on a :class:`Switch`: ``W`` its links, ``alpha`` the up-link and
+    down-link latencies plus what an in-switch operation costs (NVLS), and the
+    switch's reduction rate where it has one."""
+    def cost(group: Group, nbytes: float) -> float | None:
+        topo = group.topology
+        if not isinstance(topo, Switch):
+            return None
+        W, alpha = group.link()
+        return formula(group.n, nbytes, W, alpha, 2 * topo.agent_latency_, topo.reduce_flops)
+    return cost
+
+
+def _sharp_bandwidth(n, V, W, rate):
+    """The slower of the links and the switch's adders (4-byte elements)."""
+    return max(V / W, 0.0 if not rate else n * V / 4 / rate)
+
+
+_DIRECT = "every message straight to its destination, routed by the network"
+_MULTICAST = "the switch replicates data (NVLink SHARP multicast)"
+_SHARP = "in-network reduction in the switch (SHARP)"
+
+register("direct", "all_gather", description=_DIRECT,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
+         )(lambda g: direct_all_gather(g.n))
+register("multicast", "all_gather", applies=_switch_reason("multicast"), description=_MULTICAST,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + costs.multicast_all_gather(n, V, W))
+         )(lambda g: multicast_all_gather(g.n))
+register("direct", "reduce_scatter", description=_DIRECT,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
+         )(lambda g: direct_reduce_scatter(g.n))
+register("sharp", "reduce_scatter", applies=_switch_reason("sharp"), description=_SHARP,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
+         )(lambda g: sharp_reduce_scatter(g.n))
+register("direct", "all_reduce", description=_DIRECT,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: 2 * costs.direct_all_gather(n, V, W, a))
+         )(lambda g: direct_all_reduce(g.n))
+register("sharp", "all_reduce", applies=_switch_reason("sharp"), description=_SHARP,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
+         )(lambda g: sharp_all_reduce(g.n))
+register("direct", "broadcast", description="direct: the root sends the array to every rank",
+         cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_broadcast(n, V, W, a))
+         )(lambda g: direct_broadcast(g.n, g.root))
+register("multicast", "broadcast", applies=_switch_reason("multicast"), description=_MULTICAST,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + V / W)
+         )(lambda g: multicast_broadcast(g.n, g.root))
+register("direct", "reduce", description="direct: every rank sends its array to the root",
+         cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_broadcast(n, V, W, a))
+         )(lambda g: direct_reduce(g.n, g.root))
+register("sharp", "reduce", applies=_switch_reason("sharp"), description=_SHARP,
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
+         )(lambda g: sharp_reduce(g.n, g.root))

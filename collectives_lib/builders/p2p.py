@@ -1,0 +1,156 @@
+"""Point to point: a send between two ranks, and a gather to one root, over one
+route or split over link-disjoint routes.
+
+On a torus or mesh two chips are joined by several link-disjoint routes (two
+on a 2D mesh between opposite corners, up to six on a 3D torus); splitting a
+message over them divides its bandwidth term by their number.
+
+Introduced in the chapter *TPU cluster topology* (disjoint paths) and used by
+the offload example in *TPU clusters: hosts, PCIe and DCN*.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from .. import costs
+from ..errors import CollectivesError
+from ..schedule import COPY, Schedule, Step, Traffic, boxes_array
+from ..topology import Ring, Topology
+from .registry import Group, register
+
+
+def gather_schedule(n: int, root: int = 0, paths: Sequence[Sequence[Sequence[int]]] | None = None) -> Schedule:
+    """Every rank sends its block straight to the root in one step (routed).
+
+    ``paths[i]``, if given, lists node paths for rank i's block; the block is
+    split evenly over them (for example the two link-disjoint routes on a mesh).
+    """
+    src, dst, boxes, fractions, path_ids, all_paths = [], [], [], [], [], []
+    slots = 1
+    for p in (paths or []):
+        if p:
+            slots = math.lcm(slots, len(p))
+    for i in range(n):
+        if i == root:
+            continue
+        mine = paths[i] if paths and paths[i] else [None]
+        k = len(mine)
+        for j, p in enumerate(mine):
+            src.append(i)
+            dst.append(root)
+            boxes.append([(i, 1), (j * slots // k, slots // k)])
+            fractions.append(1.0 / (n * k))
+            if p is None:
+                path_ids.append(-1)
+            else:
+                path_ids.append(len(all_paths))
+                all_paths.append(tuple(p))
+    traffic = Traffic.make(src, dst, COPY, fractions, path_ids if all_paths else None)
+    steps = [Step(traffic, np.asarray(boxes, dtype=np.int64).reshape(-1, 2, 2), "gather")] if src else []
+    return Schedule.local("gather", "direct" if not all_paths else "multipath", n, (n, slots), steps,
+                          routing="routed", root=root, paths=all_paths,
+                          description="gather: every rank sends its block to the root at once")
+
+
+def send_schedule(n: int, src: int, dst: int, paths: Sequence[Sequence[int]] = ()) -> Schedule:
+    """Send the array from ``src`` to ``dst``, split evenly over ``paths`` (node lists)."""
+    k = max(1, len(paths))
+    path_ids = np.arange(k) if paths else np.full(1, -1)
+    traffic = Traffic.make(np.full(k, src), np.full(k, dst), COPY, 1.0 / k, path_ids)
+    return Schedule.local("send", "multipath" if len(paths) > 1 else "direct", n, (k,),
+                          [Step(traffic, boxes_array([(np.arange(k), 1)], k), "send")],
+                          routing="routed", root=src, dest=dst, paths=paths,
+                          description=f"send over {k} link-disjoint path{'s' if k > 1 else ''}")
+
+
+# ---------------------------------------------------------------------------
+# Ranks, routes and the registered algorithms
+# ---------------------------------------------------------------------------
+
+def endpoint(topology: Topology, x, what: str) -> int:
+    """A rank of ``topology`` given as a rank or as coordinates."""
+    if hasattr(topology, "rank_of") and np.iterable(x) and not isinstance(x, str):
+        return topology.rank_of(x)
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise CollectivesError(f"{what} must be a whole-number rank 0..{topology.num_ranks - 1}, got {x!r}")
+    x = int(x)
+    if not 0 <= x < topology.num_ranks:
+        raise CollectivesError(f"{what} {x} is not an endpoint of {topology!r} (0..{topology.num_ranks - 1})")
+    return x
+
+
+def send_paths(topology: Topology, src: int, dst: int, paths) -> list[list[int]]:
+    """The node paths a send splits over: ``"shortest"`` (one route, the network's
+    own), ``"disjoint"`` (every link-disjoint route) or a count of disjoint routes."""
+    if paths == "shortest" or (paths == 1 and not isinstance(paths, bool)):
+        return []
+    node_paths = topology.disjoint_paths(src, dst)
+    if isinstance(paths, (int, np.integer)) and not isinstance(paths, bool):
+        if paths < 1:
+            raise CollectivesError(f"paths must be >= 1, got {paths}")
+        return node_paths[:int(paths)]
+    if paths != "disjoint":
+        raise CollectivesError(f"paths must be 'disjoint', 'shortest' or a count, got {paths!r}")
+    return node_paths
+
+
+def _whole_topology(group: Group) -> str | None:
+    if group.topology is None:
+        return f"a {group.collective} needs a topology to route over, not just a number of ranks"
+    if group.axes and sorted(group.axes) != list(range(len(getattr(group.topology, "mesh_shape", ())))):
+        return f"a {group.collective} runs over the whole topology; leave axes out"
+    return None
+
+
+def _send(g: Group, default_paths: str) -> Schedule:
+    topo = g.topology
+    s = endpoint(topo, g.options.get("src", 0), "src")
+    d = endpoint(topo, g.options.get("dst", topo.num_ranks - 1), "dst")
+    if s == d:
+        raise CollectivesError(f"send needs two different ranks, got {s} and {d}")
+    return send_schedule(topo.num_ranks, s, d, send_paths(topo, s, d, g.options.get("paths", default_paths)))
+
+
+def _gather(g: Group, paths: str) -> Schedule:
+    topo = g.topology
+    root = endpoint(topo, g.options.get("root", 0), "root")
+    n = topo.num_ranks
+    node_paths = None
+    if paths == "disjoint":
+        node_paths = [topo.disjoint_paths(i, root) if i != root else [] for i in range(n)]
+    return gather_schedule(n, root, node_paths)
+
+
+def _ring_send_cost(multipath: bool):
+    def cost(g: Group, nbytes: float) -> float | None:
+        topo = g.topology
+        if not isinstance(topo, Ring) or not topo.bidirectional or "paths" in g.options:
+            return None
+        n = topo.num_ranks
+        s, d = g.options.get("src", 0), g.options.get("dst", n - 1)
+        return costs.ring_send(n, (d - s) % n, nbytes, topo.bandwidth, topo.latency, multipath=multipath)
+    return cost
+
+
+def _ring_gather_cost(multipath: bool):
+    def cost(g: Group, nbytes: float) -> float | None:
+        topo = g.topology
+        if not isinstance(topo, Ring) or not topo.bidirectional or topo.num_ranks < 3:
+            return None
+        return costs.ring_gather(topo.num_ranks, nbytes, topo.bandwidth, topo.latency, multipath=multipath)
+    return cost
+
+
+register("direct", "send", applies=_whole_topology, cost=_ring_send_cost(False),
+         description="one route, the network's own")(lambda g: _send(g, "shortest"))
+register("multipath", "send", applies=_whole_topology, cost=_ring_send_cost(True),
+         description="split over link-disjoint paths")(lambda g: _send(g, "disjoint"))
+register("direct", "gather", applies=_whole_topology, cost=_ring_gather_cost(False),
+         description="every block straight to the root")(lambda g: _gather(g, "shortest"))
+register("multipath", "gather", applies=_whole_topology, cost=_ring_gather_cost(True),
+         description="every block split over the link-disjoint routes to the root"
+         )(lambda g: _gather(g, "disjoint"))

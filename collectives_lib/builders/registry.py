@@ -1,0 +1,194 @@
+"""The algorithm registry: every algorithm is one entry.
+
+An entry names an algorithm for one collective and holds four things: its
+builder (a function of a :class:`Group` that returns a one-group schedule over
+local ranks ``0 .. n-1``), its applicability test (a function of the group
+that returns ``None`` when the algorithm applies and otherwise the reason, in
+the words an error message would use), a one-line description, and its closed
+form in the ideal link model (a function of the group and the size, or None
+where the topology has no closed form). The front door
+(:func:`collectives_lib.build`, :func:`collectives_lib.algorithms`), ``auto``
+and the command line all read this table; adding an algorithm is one
+registered function and its closed form::
+
+    @register("ring", "all_gather", applies=ring_on_axis,
+              cost=lambda g, nbytes: costs.ring_all_gather(g.n, nbytes, *g.link()))
+    def ring_all_gather(g):
+        return ring_all_gather_local(g.n)
+
+Introduced in the chapter *A first look*; the CLI verb ``algorithms`` prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..collective import Collective
+from ..errors import CollectivesError
+from ..schedule import Schedule
+from ..topology import GpuCluster, Switch, Topology, Torus
+
+
+@dataclass(frozen=True)
+class Group:
+    """What a builder sees: one group of ranks of a topology, and the options.
+
+    ``axes`` are the topology's mesh axes the group spans (resolved to
+    indices), ``shape`` the group's mesh shape and ``n`` its number of ranks.
+    ``topology`` is None for a schedule over ``n`` abstract ranks.
+    """
+
+    collective: Collective
+    topology: Topology | None
+    axes: tuple[int, ...]
+    shape: tuple[int, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def root(self) -> int:
+        return int(self.options.get("root", 0))
+
+    # -- what the group sits on -------------------------------------------------
+    @property
+    def torus_axis(self) -> int | None:
+        """The torus axis of a one-axis group on a torus, else None."""
+        if isinstance(self.topology, Torus) and len(self.axes) == 1:
+            return self.axes[0]
+        return None
+
+    @property
+    def on_torus_axes(self) -> bool:
+        """A group over two or more axes of a torus."""
+        return isinstance(self.topology, Torus) and len(self.axes) > 1
+
+    @property
+    def whole_cluster(self) -> bool:
+        """A group over every GPU of a GPU cluster (both its node and gpu axes)."""
+        return isinstance(self.topology, GpuCluster) and self.axes == (0, 1)
+
+    @property
+    def switch_like(self) -> bool:
+        """One switch joins the group: a :class:`Switch`, or the GPUs of one node (and,
+        for a schedule over abstract ranks, any algorithm through a switch applies)."""
+        return self.topology is None or isinstance(self.topology, Switch) or (
+            isinstance(self.topology, GpuCluster) and self.axes == (1,))
+
+    @property
+    def logical(self) -> bool:
+        """The network routes any rank to any other (not a torus, not a whole cluster)."""
+        return not isinstance(self.topology, Torus) and not self.whole_cluster
+
+    @property
+    def power_of_two(self) -> bool:
+        return self.n >= 1 and self.n & (self.n - 1) == 0
+
+    def link(self) -> tuple[float, float]:
+        """``(W, alpha)`` of the ideal link model for one step between two ranks of
+        the group: a torus link, or the up-link and down-link of a switch."""
+        topo = self.topology
+        if isinstance(topo, Torus):
+            return topo.bandwidth, topo.latency
+        if isinstance(topo, Switch):
+            return topo.bandwidth, 2 * topo.latency
+        raise CollectivesError(f"no single link model for {topo!r}")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One algorithm for one collective (see the module docstring)."""
+
+    name: str
+    collective: Collective
+    build: Callable[[Group], Schedule]
+    applies: Callable[[Group], str | None]
+    description: str
+    cost: Callable[[Group, float], float | None] | None = None
+    family: str = ""
+
+    def reason(self, group: Group) -> str | None:
+        """None when the algorithm applies to ``group``, else why not."""
+        return self.applies(group)
+
+    def closed_form(self, group: Group, nbytes: float) -> float | None:
+        """The ideal link model's time for ``nbytes``, or None where there is no closed form."""
+        return None if self.cost is None else self.cost(group, nbytes)
+
+
+_REGISTRY: dict[Collective, dict[str, Algorithm]] = {c: {} for c in Collective}
+
+#: The order listings follow: family by family, in registration order within one.
+FAMILIES = ("rings", "torus", "doubling", "trees", "alltoall", "innetwork", "hierarchical", "p2p")
+
+
+def always(group: Group) -> None:
+    return None
+
+
+def register(name: str, collective, *, applies: Callable[[Group], str | None] = always,
+             description: str, cost: Callable[[Group, float], float | None] | None = None,
+             family: str = ""):
+    """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``."""
+    coll = Collective(collective)
+
+    def decorate(builder: Callable[[Group], Schedule]) -> Callable[[Group], Schedule]:
+        if name in _REGISTRY[coll]:
+            raise CollectivesError(f"algorithm {name!r} for {coll} is registered twice")
+        fam = family or builder.__module__.rsplit(".", 1)[-1]
+        if fam not in FAMILIES:
+            raise CollectivesError(f"unknown family {fam!r}; add it to FAMILIES")
+        table = _REGISTRY[coll]
+        table[name] = Algorithm(name, coll, builder, applies, description, cost, fam)
+        order = sorted(table.values(), key=lambda a: FAMILIES.index(a.family))   # stable
+        _REGISTRY[coll] = {a.name: a for a in order}
+        return builder
+    return decorate
+
+
+def entries(collective) -> dict[str, Algorithm]:
+    """Every registered algorithm for ``collective``, in registration order."""
+    return dict(_REGISTRY[Collective(collective)])
+
+
+def entry(collective, name: str) -> Algorithm:
+    """The entry for ``name``; raises naming the known algorithms."""
+    coll = Collective(collective)
+    table = _REGISTRY[coll]
+    if name not in table:
+        raise CollectivesError(
+            f"unknown algorithm {name!r} for {coll}; known: {', '.join(table) or 'none'}")
+    return table[name]
+
+
+def all_entries() -> list[Algorithm]:
+    return [a for table in _REGISTRY.values() for a in table.values()]
+
+
+def known_names() -> set[str]:
+    return {a.name for a in all_entries()}
+
+
+def power_of_two(label: str) -> Callable[[Group], str | None]:
+    """Applicability test: ``label`` needs a power-of-two group."""
+    def test(group: Group) -> str | None:
+        if group.power_of_two:
+            return None
+        return f"{label} needs a power-of-two number of ranks, got N = {group.n}"
+    return test
+
+
+def all_of(*tests: Callable[[Group], str | None]) -> Callable[[Group], str | None]:
+    """Applicability test: the first reason any of ``tests`` gives."""
+    def test(group: Group) -> str | None:
+        for t in tests:
+            why = t(group)
+            if why is not None:
+                return why
+        return None
+    return test

@@ -1,0 +1,93 @@
+"""The front door: turn (collective, topology, algorithm) into a schedule.
+
+``build("all_gather", tpu_slice("v5e", "8x16"), axes="x")`` returns the
+schedule XLA would run on that axis (a chain: the short axis has no
+wraparound); ``algorithm="auto"`` is resolved by
+:func:`collectives_lib.analysis.choose`, which on GPU systems does what NCCL's
+tuner does. ``algorithms`` lists what applies and, with ``reasons=True``, why
+the rest does not. Both read the algorithm registry
+(:mod:`collectives_lib.builders`).
+
+>>> import collectives_lib as cl
+>>> cl.build("all_gather", 4, "ring")
+<Schedule ring all_gather: 4 ranks, 3 steps>
+>>> cl.algorithms("all_reduce", cl.Ring(6, bandwidth=45e9), reasons=True)["rabenseifner"]
+'rabenseifner needs a power-of-two number of ranks, got N = 6'
+
+Introduced in the chapter *A first look*; every chapter uses it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import analysis
+from .builders import OPTIONS, build_named, reasons as _reasons_for
+from .collective import collective as as_collective
+from .errors import CollectivesError
+from .schedule import Schedule
+
+
+def check_options(collective, options: dict) -> dict:
+    """Raise for an option no builder reads; check the root's type."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise CollectivesError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for "
+            f"{collective}; the options are: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
+    for key in ("root", "src", "dst"):
+        value = options.get(key)
+        if value is None or np.iterable(value):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
+    return options
+
+
+def _check_root(coll, topology, options: dict) -> None:
+    if coll.rooted and coll not in ("send", "gather") and "root" in options:
+        n = topology if isinstance(topology, (int, np.integer)) else getattr(topology, "num_ranks", None)
+        root = options["root"]
+        if n is not None and not np.iterable(root) and not 0 <= int(root) < n:
+            raise CollectivesError(f"root must be a rank 0..{int(n) - 1}, got {root}")
+
+
+def build(collective, topology, algorithm: str = "auto", *, axes=None,
+          nbytes: int | None = None, **options) -> Schedule:
+    """The schedule of ``collective`` on ``topology`` with ``algorithm``.
+
+    ``topology`` is a :class:`~collectives_lib.topology.Topology`, or a number of
+    ranks for a schedule over abstract ranks (no network: ``build("all_gather",
+    4, "ring")``). ``axes`` names the mesh axes the collective spans (``"x"``,
+    ``("x", "y")``, ``"node"``, ``"gpu"``); the other axes form independent
+    groups that run at the same time. ``nbytes`` only matters to ``auto`` on
+    GPU systems, where the best algorithm depends on the size. Options:
+    ``root`` (broadcast, reduce, gather), ``chunks`` (pipelined chain
+    broadcast), ``matrix`` (all-to-all traffic matrix, bytes from origin to
+    destination), ``intra`` ("ring" or "direct" inside nodes), ``src``, ``dst``
+    and ``paths`` (send: "disjoint", "shortest" or a count).
+    """
+    coll = as_collective(collective)
+    check_options(coll, options)
+    _check_root(coll, topology, options)
+    name = str(algorithm).strip().lower().replace("-", "_")
+    if name == "auto":
+        if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):
+            raise CollectivesError("auto needs a topology to choose for; name an algorithm "
+                                   "for a schedule over a number of ranks")
+        name = analysis.choose(coll, topology, nbytes, axes=axes, **options).algorithm
+    return build_named(coll, topology, name, axes, options)
+
+
+def algorithms(collective, topology, axes=None, *, reasons: bool = False, **options):
+    """The algorithms that apply to ``collective`` on ``topology`` (over ``axes``).
+
+    A list of names; with ``reasons=True``, a dict over every registered
+    algorithm for the collective: None where it applies, else why not.
+    """
+    coll = as_collective(collective)
+    check_options(coll, options)
+    table = _reasons_for(coll, topology, axes, options)
+    if reasons:
+        return table
+    return [name for name, why in table.items() if why is None]

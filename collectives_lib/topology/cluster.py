@@ -1,0 +1,252 @@
+"""GPU clusters: NVLink nodes on a rail-optimised InfiniBand fat tree.
+
+Introduced in the chapter *NVIDIA GPU cluster topology*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import hardware as hw
+from ..errors import CollectivesError, check_num_ranks
+from .core import LinkBuilder, Links, Routes, Topology, nonnegative, positive
+
+# ---------------------------------------------------------------------------
+# GPU clusters: NVLink nodes on an InfiniBand fat tree
+# ---------------------------------------------------------------------------
+
+class GpuCluster(Topology):
+    """Nodes of GPUs on an NVSwitch, joined by a rail-optimised InfiniBand fat tree.
+
+    Each GPU has one NIC; GPU ``g`` of a node sits on rail ``g % rails``. The
+    nodes of a Scalable Unit (``nodes_per_su``) share one leaf switch per rail;
+    leaves connect to a spine. A leaf's uplink carries ``1/oversubscription`` of
+    what its NICs can inject (1 is a full fat tree). The spine is modelled as
+    one non-blocking switch with one aggregate up-link and down-link per leaf.
+
+    Ranks are GPUs, numbered node by node: rank = node * gpus_per_node + gpu.
+    Named participants: ``"nvswitch<m>"`` (node m's NVSwitch fabric) and
+    ``"spine"``.
+    """
+
+    def __init__(self, system: str = "dgx-h100", num_nodes: int = 1, *,
+                 nodes_per_su: int | None = None, oversubscription: float = 1.0,
+                 nvlink_bandwidth: float | None = None, nic_bandwidth: float | None = None,
+                 nvlink_latency: float | None = None, nic_latency: float | None = None):
+        s = hw.gpu_system(system)
+        self.system = s
+        self.num_nodes = check_num_ranks(num_nodes, what="number of nodes")
+        self.gpus_per_node = s.gpus_per_node
+        self.rails = s.rails
+        self.nodes_per_su = check_num_ranks(nodes_per_su or s.nodes_per_su,
+                                            what="nodes per scalable unit")
+        self.oversubscription = positive(oversubscription, "oversubscription")
+        if self.oversubscription < 1:
+            raise CollectivesError(
+                f"oversubscription must be >= 1 (1 is a full fat tree), got {oversubscription}"
+            )
+        self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else positive(nvlink_bandwidth, "nvlink_bandwidth")
+        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else positive(nic_bandwidth, "nic_bandwidth")
+        self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else nonnegative(nvlink_latency, "nvlink_latency")
+        self.nic_latency = float(s.nic_latency) if nic_latency is None else nonnegative(nic_latency, "nic_latency")
+        self.reduce_flops = None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops)
+        m, g = self.num_nodes, self.gpus_per_node
+        self.num_ranks = m * g
+        self.num_sus = -(-m // self.nodes_per_su)
+        self.num_leaves = self.num_sus * self.rails
+        self.num_vertices = self.num_ranks + m + self.num_leaves + 1
+        self.mesh_shape = (m, g)
+        self.axis_names = ("node", "gpu")
+        self._custom = any(v is not None for v in (nodes_per_su, nvlink_bandwidth, nic_bandwidth,
+                                                   nvlink_latency, nic_latency)) or oversubscription != 1
+
+    def _identity(self) -> tuple:
+        return (self.system.name, self.num_nodes, self.nodes_per_su, self.oversubscription,
+                self.nvlink_bandwidth, self.nic_bandwidth, self.nvlink_latency, self.nic_latency)
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self.oversubscription != 1:
+            extra += f", oversubscription={self.oversubscription:g}"
+        if self._custom and self.nodes_per_su != self.system.nodes_per_su:
+            extra += f", nodes_per_su={self.nodes_per_su}"
+        return f"GpuCluster({self.system.name!r}, num_nodes={self.num_nodes}{extra})"
+
+    # node ids
+    def nvswitch_node(self, node: int) -> int:
+        return self.num_ranks + int(node)
+
+    def leaf_node(self, su: int, rail: int) -> int:
+        return self.num_ranks + self.num_nodes + int(su) * self.rails + int(rail)
+
+    @property
+    def spine_node(self) -> int:
+        return self.num_vertices - 1
+
+    def node_label(self, node: int) -> str:
+        n, m = self.num_ranks, self.num_nodes
+        if node < n:
+            nd, gpu = divmod(node, self.gpus_per_node)
+            return f"node {nd} GPU {gpu}"
+        if node < n + m:
+            return f"node {node - n} NVSwitch"
+        if node < n + m + self.num_leaves:
+            su, rail = divmod(node - n - m, self.rails)
+            return f"SU {su} leaf {rail}"
+        return "spine"
+
+    def agent_node(self, name: str) -> int:
+        if name == "spine":
+            return self.spine_node
+        if name in ("switch", "nvswitch") and self.num_nodes == 1:
+            return self.nvswitch_node(0)
+        if name.startswith("nvswitch"):
+            try:
+                k = int(name[8:])
+            except ValueError:
+                k = -1
+            if 0 <= k < self.num_nodes:
+                return self.nvswitch_node(k)
+        return super().agent_node(name)
+
+    def reduce_rate(self, node: int) -> float | None:
+        if self.num_ranks <= node < self.num_ranks + self.num_nodes:
+            return self.reduce_flops
+        return None
+
+    def agent_latency(self, node: int) -> float:
+        """Fixed cost of entering or leaving a node's NVSwitch as a participant (NVLS)."""
+        if self.num_ranks <= node < self.num_ranks + self.num_nodes and self.system.nvls_latency:
+            return float(self.system.nvls_latency) / 2
+        return 0.0
+
+    def _build_links(self) -> Links:
+        n, m, g = self.num_ranks, self.num_nodes, self.gpus_per_node
+        gpus = np.arange(n)
+        node_of = gpus // g
+        rail_of = (gpus % g) % self.rails
+        su_of = node_of // self.nodes_per_su
+        nvsw = n + node_of
+        leaf = n + m + su_of * self.rails + rail_of
+        b = LinkBuilder()
+        self._nvl_up = b.add(gpus, nvsw, self.nvlink_bandwidth, self.nvlink_latency, "nvlink")
+        self._nvl_down = b.add(nvsw, gpus, self.nvlink_bandwidth, self.nvlink_latency, "nvlink")
+        self._nic_up = b.add(gpus, leaf, self.nic_bandwidth, self.nic_latency, "ib")
+        self._nic_down = b.add(leaf, gpus, self.nic_bandwidth, self.nic_latency, "ib")
+        # leaf uplink capacity: what its NICs can inject, divided by oversubscription
+        per_leaf = np.bincount(leaf - n - m, minlength=self.num_leaves)
+        cap = per_leaf * self.nic_bandwidth / self.oversubscription
+        cap = np.where(cap > 0, cap, self.nic_bandwidth)
+        leaves = n + m + np.arange(self.num_leaves)
+        spine = np.full(self.num_leaves, self.spine_node)
+        self._leaf_up = b.add(leaves, spine, cap, self.nic_latency, "ib")
+        self._leaf_down = b.add(spine, leaves, cap, self.nic_latency, "ib")
+        return b.build()
+
+    def routes(self, src, dst) -> Routes:
+        """NVLink inside a node; across nodes GPU -> its leaf -> (spine ->) leaf -> GPU.
+
+        Cross-node traffic between different rails or Scalable Units climbs to
+        the spine. Switch agents (``nvswitch<m>``) are reached over NVLink.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        _ = self.links  # builds the link id tables
+        n, m, g = self.num_ranks, self.num_nodes, self.gpus_per_node
+        flows = np.arange(len(src), dtype=np.int64)
+        if len(src) and (src.max() >= self.num_vertices or dst.max() >= self.num_vertices):
+            raise CollectivesError(f"a flow names a node outside {self!r}")
+        subs: list[np.ndarray] = []
+        links: list[np.ndarray] = []
+
+        def add(mask, link_ids):
+            subs.append(flows[mask])
+            links.append(np.asarray(link_ids)[mask] if np.ndim(link_ids) else np.full(mask.sum(), link_ids))
+
+        gpu_s, gpu_d = src < n, dst < n
+        sw_s = (src >= n) & (src < n + m)
+        sw_d = (dst >= n) & (dst < n + m)
+        node_s = np.where(gpu_s, src // g, src - n)
+        node_d = np.where(gpu_d, dst // g, dst - n)
+        s_safe = np.where(gpu_s, src, 0)
+        d_safe = np.where(gpu_d, dst, 0)
+        # GPU <-> its own node's switch agent
+        add(gpu_s & sw_d & (node_s == node_d), self._nvl_up[s_safe])
+        add(sw_s & gpu_d & (node_s == node_d), self._nvl_down[d_safe])
+        # GPU -> GPU in the same node
+        intra = gpu_s & gpu_d & (node_s == node_d) & (src != dst)
+        add(intra, self._nvl_up[s_safe])
+        add(intra, self._nvl_down[d_safe])
+        # GPU -> GPU across nodes
+        inter = gpu_s & gpu_d & (node_s != node_d)
+        if inter.any():
+            rail_s = (src % g) % self.rails
+            rail_d = (dst % g) % self.rails
+            su_s = node_s // self.nodes_per_su
+            su_d = node_d // self.nodes_per_su
+            leaf_s = su_s * self.rails + rail_s
+            leaf_d = su_d * self.rails + rail_d
+            via_spine = inter & (leaf_s != leaf_d)
+            add(inter, self._nic_up[s_safe])
+            add(via_spine, self._leaf_up[np.where(via_spine, leaf_s, 0)])
+            add(via_spine, self._leaf_down[np.where(via_spine, leaf_d, 0)])
+            add(inter, self._nic_down[d_safe])
+        other = ~((gpu_s & sw_d & (node_s == node_d)) | (sw_s & gpu_d & (node_s == node_d))
+                  | intra | inter | (src == dst))
+        for f in np.nonzero(other)[0].tolist():
+            for link in self._bfs_path(int(src[f]), int(dst[f])):
+                subs.append(np.array([f]))
+                links.append(np.array([link]))
+        if subs:
+            return Routes(flows, np.ones(len(src)), np.concatenate(subs).astype(np.int64),
+                          np.concatenate(links).astype(np.int64))
+        return Routes(flows, np.ones(len(src)), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def default_bisection(self) -> list[int]:
+        half = self.num_nodes // 2
+        if half == 0:
+            return list(range(self.gpus_per_node // 2))
+        return list(range(half * self.gpus_per_node))
+
+    def node_ranks(self, nodes) -> list[int]:
+        """The GPUs (ranks) of the given nodes."""
+        g = self.gpus_per_node
+        out: list[int] = []
+        for nd in nodes:
+            out.extend(range(int(nd) * g, int(nd) * g + g))
+        return out
+
+    def axis_groups(self, axes) -> np.ndarray:
+        axes = self.resolve_axes(axes)
+        ranks = np.arange(self.num_ranks).reshape(self.mesh_shape)
+        if axes == [0, 1]:
+            return ranks.reshape(1, -1)
+        if axes == [1]:
+            return ranks
+        return ranks.T.copy()
+
+    def resolve_axes(self, axes) -> list[int]:
+        if axes is None:
+            return [0, 1]
+        names = [axes] if isinstance(axes, (str, int)) else list(axes)
+        out = []
+        aliases = {"node": 0, "x": 0, "nodes": 0, "gpu": 1, "y": 1, "gpus": 1, "0": 0, "1": 1}
+        for a in names:
+            key = str(a).strip().lower()
+            if key not in aliases:
+                raise CollectivesError(
+                    f"unknown axis {a!r}; {self!r} has axes node (x, {self.num_nodes} nodes) "
+                    f"and gpu (y, {self.gpus_per_node} GPUs per node)"
+                )
+            out.append(aliases[key])
+        if len(set(out)) != len(out):
+            raise CollectivesError(f"axes {axes!r} name an axis twice")
+        return sorted(out)
+
+
+def superpod(system: str = "dgx-h100", num_nodes: int = 128, **kw) -> GpuCluster:
+    """The DGX SuperPOD reference design: 4 Scalable Units of 32 DGX H100 nodes
+    (1024 GPUs) on a rail-optimised full fat tree."""
+    return GpuCluster(system, num_nodes, **kw)
+
+

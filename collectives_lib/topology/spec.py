@@ -1,0 +1,122 @@
+"""Topology specs: ``ring:8``, ``torus:4x4``, ``tpu-v5p:4x4x8``, ``dgx-h100:16``...
+
+One parser for every entry point that takes a topology as text: the command
+line's ``--topology``, the MPI runner and the notebooks' dropdowns.
+
+>>> parse_topology("tpu-v5e:4x4")
+tpu_slice('v5e', '4x4')
+>>> parse_topology("ring:8", bandwidth=parse_rate("45GB/s"), latency=parse_seconds("1us"))
+Ring(8, bidirectional=True, bandwidth=4.5e+10, latency=1e-06)
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import hardware as hw
+from ..errors import CollectivesError, check_num_ranks
+from ..units import parse_size
+from .cluster import GpuCluster
+from .core import Topology
+from .switch import Switch, nvswitch_node
+from .torus import Chain, Ring, Torus, mesh
+from .tpu import parse_shape, tpu_pod, tpu_slice
+
+TOPOLOGY_HELP = (
+    "ring:N, chain:N, torus:AxB[xC], mesh:AxB[xC], switch:N (these need --bandwidth); "
+    "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod); "
+    "dgx-h100:M, dgx-b200:M, gb200-nvl72:M (M nodes or racks)"
+)
+
+
+
+def parse_rate(text) -> float:
+    """Bandwidth in bytes/s: ``45e9``, ``45GB`` or ``45GB/s``."""
+    if text is None:
+        return None
+    t = str(text).strip()
+    t = re.sub(r"/s$", "", t, flags=re.I)
+    try:
+        value = float(t)
+    except ValueError:
+        try:
+            value = float(parse_size(t))
+        except CollectivesError:
+            raise CollectivesError(
+                f"bandwidth {text!r} is not understood; give bytes per second one way, "
+                f"like 45e9 or 45GB/s"
+            ) from None
+    if not value > 0:
+        raise CollectivesError(f"bandwidth must be positive, got {text!r}")
+    return value
+
+
+def parse_seconds(text) -> float:
+    """Latency in seconds: ``1e-6``, ``1us``, ``0.5ms``."""
+    if text is None:
+        return None
+    t = str(text).strip().lower()
+    m = re.match(r"^([0-9.eE+-]+)\s*(s|ms|us|µs|ns)?$", t)
+    if not m:
+        raise CollectivesError(f"latency {text!r} is not understood; use seconds like 1e-6 or 1us")
+    scale = {"s": 1.0, None: 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[m.group(2)]
+    try:
+        value = float(m.group(1)) * scale
+    except ValueError:
+        raise CollectivesError(f"latency {text!r} is not a number") from None
+    if value < 0:
+        raise CollectivesError(f"latency must be >= 0 seconds, got {text!r}")
+    return value
+
+
+def parse_topology(spec: str, bandwidth: float | None = None, latency: float | None = None,
+                   oversubscription: float = 1.0) -> Topology:
+    """Turn a topology SPEC into a topology value (see TOPOLOGY_HELP)."""
+    text = str(spec).strip().lower()
+    if ":" not in text:
+        raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
+    kind, arg = text.split(":", 1)
+    generic = {"ring", "chain", "torus", "mesh", "switch"}
+    if kind in generic:
+        if bandwidth is None:
+            raise CollectivesError(
+                f"topology {spec!r} needs --bandwidth (one-way bytes/s per link, e.g. 45e9)"
+            )
+        lat = 0.0 if latency is None else latency
+        if kind in ("ring", "chain", "switch"):
+            try:
+                n = int(arg)
+            except ValueError:
+                raise CollectivesError(f"{kind}:N needs a whole number of ranks, got {arg!r}") from None
+            check_num_ranks(n)
+            if kind == "ring":
+                return Ring(n, bandwidth=bandwidth, latency=lat)
+            if kind == "chain":
+                return Chain(n, bandwidth=bandwidth, latency=lat)
+            return Switch(n, bandwidth=bandwidth, latency=lat)
+        dims = parse_shape(arg)
+        if kind == "torus":
+            return Torus(dims, True, bandwidth=bandwidth, latency=lat)
+        return mesh(dims, bandwidth=bandwidth, latency=lat)
+    if kind.startswith("tpu"):
+        gen = kind.removeprefix("tpu-").removeprefix("tpu")
+        if gen not in hw.TPU_PRESET_GENERATIONS and gen not in ("v4p", "tpu7x"):
+            raise CollectivesError(
+                f"unknown TPU preset {kind!r}; use one of "
+                + ", ".join(f"tpu-{g}" for g in hw.TPU_PRESET_GENERATIONS)
+            )
+        if arg == "pod":
+            return tpu_pod(gen, bandwidth=bandwidth, latency=latency)
+        return tpu_slice(gen, arg, bandwidth=bandwidth, latency=latency)
+    if kind in hw.GPU_SYSTEMS:
+        try:
+            m = int(arg)
+        except ValueError:
+            raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
+        check_num_ranks(m, what="number of nodes M")
+        if m == 1 and oversubscription == 1.0:
+            return nvswitch_node(kind, bandwidth=bandwidth, latency=latency)
+        return GpuCluster(kind, m, oversubscription=oversubscription,
+                          nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
+                          nvlink_latency=latency, nic_latency=latency)
+    raise CollectivesError(f"unknown topology kind {kind!r}; use {TOPOLOGY_HELP}")

@@ -1,0 +1,415 @@
+"""Tori, rings, chains and meshes, and the full mesh: endpoints joined directly.
+
+Introduced in the chapter *TPU cluster topology*.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ..errors import CollectivesError, check_num_ranks
+from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
+from .graph import disjoint_paths_between
+
+# ---------------------------------------------------------------------------
+# Tori, rings, chains, meshes
+# ---------------------------------------------------------------------------
+
+AXIS_NAMES = ("x", "y", "z", "w", "v", "u")
+
+
+class Torus(Topology):
+    """An n-dimensional torus; ``wraparound`` per axis (a mesh where none wraps).
+
+    ``Torus((4, 4), bandwidth=4.5e10)`` is a 4x4 torus of full-duplex links of
+    45 GB/s each way. Coordinates are given in the order of ``dims``; rank
+    ``r`` has coordinates ``np.unravel_index(r, dims)`` (the last axis varies
+    fastest). Axis names are ``x, y, z`` in the order of ``dims``.
+
+    A wraparound on an axis of size 1 or 2 adds no new neighbour and is
+    dropped for bidirectional tori.
+    """
+
+    routing_kind = "torus"
+
+    def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
+                 bidirectional: bool = True, link_class: str = "link"):
+        dims = tuple(int(d) for d in (dims if np.iterable(dims) else (dims,)))
+        if not dims:
+            raise CollectivesError("a torus needs at least one axis")
+        for d in dims:
+            check_num_ranks(d, what=f"torus axis size (in dims {dims})")
+        if isinstance(wraparound, (bool, np.bool_)):
+            wrap = (bool(wraparound),) * len(dims)
+        else:
+            wrap = tuple(bool(w) for w in wraparound)
+            if len(wrap) != len(dims):
+                raise CollectivesError(
+                    f"wraparound has {len(wrap)} entries but the torus has "
+                    f"{len(dims)} axes (dims {dims})"
+                )
+        if bidirectional:
+            wrap = tuple(w and d > 2 for w, d in zip(wrap, dims))
+        else:
+            wrap = tuple(w and d > 1 for w, d in zip(wrap, dims))
+        if link_class not in LINK_CLASSES:
+            raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
+        self.dims = dims
+        self.wraparound = wrap
+        self.bidirectional = bool(bidirectional)
+        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.link_class = link_class
+        self.num_ranks = int(np.prod(dims))
+        self.num_vertices = self.num_ranks
+        self.mesh_shape = dims
+        self.axis_names = AXIS_NAMES[: len(dims)]
+
+    def _identity(self) -> tuple:
+        return (self.dims, self.wraparound, self.bidirectional, self.bandwidth, self.latency,
+                self.link_class)
+
+    def __repr__(self) -> str:
+        wrap = self.wraparound
+        wrap_text = str(wrap[0]) if len(set(wrap)) == 1 else str(wrap)
+        extra = "" if self.bidirectional else ", bidirectional=False"
+        return (f"Torus(dims={self.dims}, wraparound={wrap_text}, "
+                f"bandwidth={fmt(self.bandwidth)}, latency={fmt(self.latency)}{extra})")
+
+    # coordinates
+    def coords(self, rank) -> tuple[int, ...]:
+        return tuple(int(c) for c in np.unravel_index(int(rank), self.dims))
+
+    def rank_of(self, coords) -> int:
+        coords = tuple(int(c) for c in coords)
+        if len(coords) != len(self.dims) or any(
+            not 0 <= c < d for c, d in zip(coords, self.dims)
+        ):
+            raise CollectivesError(
+                f"coordinates {coords} are not on the torus with dims {self.dims}"
+            )
+        return int(np.ravel_multi_index(coords, self.dims))
+
+    def node_label(self, node: int) -> str:
+        if 0 <= node < self.num_ranks:
+            return str(self.coords(node))
+        return super().node_label(node)
+
+    # links
+    @cached_property
+    def _tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """(neighbour[node, axis, dir], link[node, axis, dir]); dir 0 is +, 1 is -."""
+        n, d = self.num_ranks, len(self.dims)
+        coords = np.stack(np.unravel_index(np.arange(n), self.dims), axis=1)
+        nbr = np.full((n, d, 2), -1, dtype=np.int64)
+        for axis, size in enumerate(self.dims):
+            for direction, step in ((0, 1), (1, -1)):
+                if direction == 1 and not self.bidirectional:
+                    continue
+                c = coords.copy()
+                c[:, axis] += step
+                inside = (c[:, axis] >= 0) & (c[:, axis] < size)
+                if self.wraparound[axis]:
+                    c[:, axis] %= size
+                    inside[:] = True
+                ok = inside & (size > 1)
+                nbr[ok, axis, direction] = np.ravel_multi_index(
+                    tuple(c[ok].T), self.dims)
+        link = np.full((n, d, 2), -1, dtype=np.int64)
+        present = nbr >= 0
+        link[present] = np.arange(int(present.sum()))
+        return nbr, link
+
+    def _build_links(self) -> Links:
+        nbr, link = self._tables
+        present = nbr >= 0
+        src = np.broadcast_to(np.arange(self.num_ranks)[:, None, None], nbr.shape)[present]
+        builder = LinkBuilder()
+        builder.add(src, nbr[present], self.bandwidth, self.latency, self.link_class)
+        return builder.build()
+
+    def link_axis(self) -> np.ndarray:
+        """For each link, the axis it runs along."""
+        nbr, _ = self._tables
+        axis = np.broadcast_to(np.arange(len(self.dims))[None, :, None], nbr.shape)
+        return axis[nbr >= 0]
+
+    def is_wrap_link(self) -> np.ndarray:
+        """For each link, whether it is a wraparound link."""
+        nbr, _ = self._tables
+        n = self.num_ranks
+        coords = np.stack(np.unravel_index(np.arange(n), self.dims), axis=1)
+        out = np.zeros(nbr.shape, dtype=bool)
+        for axis, size in enumerate(self.dims):
+            out[:, axis, 0] = coords[:, axis] == size - 1
+            out[:, axis, 1] = coords[:, axis] == 0
+        return out[nbr >= 0]
+
+    # routing
+    def routes(self, src, dst) -> Routes:
+        """Dimension-order routing (x, then y, then z), shortest way round each axis.
+
+        A flow whose two directions round an axis are equally short is split
+        half and half between them.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        if len(src) and (src.max() >= self.num_ranks or dst.max() >= self.num_ranks
+                         or src.min() < 0 or dst.min() < 0):
+            raise CollectivesError(f"a flow names a node outside {self!r}")
+        nbr, link = self._tables
+        dims = self.dims
+        cs = np.stack(np.unravel_index(src, dims), axis=1) if len(src) else np.zeros((0, len(dims)), np.int64)
+        cd = np.stack(np.unravel_index(dst, dims), axis=1) if len(dst) else np.zeros((0, len(dims)), np.int64)
+        flow = np.arange(len(src), dtype=np.int64)
+        weight = np.ones(len(src))
+        # per axis: direction (0 +, 1 -) and hop count, splitting ties
+        directions = []
+        hop_counts = []
+        for axis, size in enumerate(dims):
+            delta = cd[:, axis] - cs[:, axis]
+            if self.wraparound[axis]:
+                fwd = np.mod(delta, size)
+                bwd = np.mod(-delta, size)
+                if self.bidirectional:
+                    direction = np.where(fwd <= bwd, 0, 1)
+                    hops = np.minimum(fwd, bwd)
+                    tie = (fwd == bwd) & (fwd > 0)
+                    if tie.any():
+                        dup = np.nonzero(tie)[0]
+                        flow = np.concatenate([flow, flow[dup]])
+                        weight = weight.copy()
+                        weight[dup] *= 0.5
+                        weight = np.concatenate([weight, weight[dup]])
+                        cs = np.concatenate([cs, cs[dup]])
+                        cd = np.concatenate([cd, cd[dup]])
+                        directions = [np.concatenate([dd, dd[dup]]) for dd in directions]
+                        hop_counts = [np.concatenate([hh, hh[dup]]) for hh in hop_counts]
+                        direction = np.concatenate([direction, np.ones(len(dup), np.int64)])
+                        hops = np.concatenate([hops, hops[dup]])
+                else:
+                    direction = np.zeros(len(delta), np.int64)
+                    hops = fwd
+            else:
+                if not self.bidirectional and (delta < 0).any():
+                    bad = int(np.nonzero(delta < 0)[0][0])
+                    raise CollectivesError(
+                        f"{self!r} has no route from {self.node_label(int(src[flow[bad]]))} "
+                        f"to {self.node_label(int(dst[flow[bad]]))}: axis "
+                        f"{self.axis_names[axis]} has one-way links and no wraparound"
+                    )
+                direction = np.where(delta >= 0, 0, 1)
+                hops = np.abs(delta)
+            directions.append(direction.astype(np.int64))
+            hop_counts.append(hops.astype(np.int64))
+        cur = np.ravel_multi_index(tuple(cs.T), dims) if len(cs) else np.zeros(0, np.int64)
+        cur = np.asarray(cur, dtype=np.int64)
+        inc_sub: list[np.ndarray] = []
+        inc_link: list[np.ndarray] = []
+        sub_ids = np.arange(len(flow), dtype=np.int64)
+        for axis in range(len(dims)):
+            direction, hops = directions[axis], hop_counts[axis]
+            if len(hops) == 0:
+                continue
+            for h in range(int(hops.max(initial=0))):
+                active = np.nonzero(hops > h)[0]
+                here = cur[active]
+                d = direction[active]
+                inc_sub.append(sub_ids[active])
+                inc_link.append(link[here, axis, d])
+                cur[active] = nbr[here, axis, d]
+        if inc_sub:
+            isub, ilink = np.concatenate(inc_sub), np.concatenate(inc_link)
+        else:
+            isub, ilink = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return Routes(flow, weight, isub, ilink)
+
+    def distance(self, a, b) -> int:
+        """Hop distance between two chips, by rank or by coordinates."""
+        a = self.rank_of(a) if np.iterable(a) else int(a)
+        b = self.rank_of(b) if np.iterable(b) else int(b)
+        return self.hops(a, b)
+
+    def disjoint_paths(self, src: int, dst: int) -> list[list[int]]:
+        """Link-disjoint shortest routes; prefers dimension-ordered ones (XY, YX...).
+
+        On a 4x4 mesh, chip (3, 3) to chip (0, 0) gives the two L-shaped 6-hop
+        routes, x first and y first.
+        """
+        src = self.rank_of(src) if np.iterable(src) else int(src)
+        dst = self.rank_of(dst) if np.iterable(dst) else int(dst)
+        best = disjoint_paths_between(self, src, dst)
+        k, total = len(best), sum(len(p) for p in best)
+        from itertools import permutations
+        candidates = []
+        for order in permutations(range(len(self.dims))):
+            path = [src]
+            cur = list(self.coords(src))
+            goal = self.coords(dst)
+            for axis in order:
+                size = self.dims[axis]
+                delta = goal[axis] - cur[axis]
+                if self.wraparound[axis]:
+                    fwd, bwd = delta % size, (-delta) % size
+                    step, hops = (1, fwd) if fwd <= bwd else (-1, bwd)
+                else:
+                    step, hops = (1 if delta >= 0 else -1), abs(delta)
+                for _ in range(hops):
+                    cur[axis] = (cur[axis] + step) % size
+                    path.append(self.rank_of(cur))
+            candidates.append(path)
+        chosen, used = [], set()
+        for path in candidates:
+            edges = set(zip(path[:-1], path[1:]))
+            if path not in chosen and not edges & used:
+                chosen.append(path)
+                used |= edges
+        if len(chosen) == k and sum(len(p) for p in chosen) == total:
+            return chosen
+        return best
+
+    def default_bisection(self) -> list[int]:
+        # cut across the longest axis; that is the minimum bisection of a torus
+        axis = int(np.argmax(self.dims))
+        coords = np.stack(np.unravel_index(np.arange(self.num_ranks), self.dims), axis=1)
+        return np.nonzero(coords[:, axis] < self.dims[axis] // 2)[0].tolist()
+
+    def axis_groups(self, axes) -> np.ndarray:
+        """Ranks grouped for a collective over ``axes``: shape (groups, group size).
+
+        Within a group, ranks are ordered with the listed axes in ``dims`` order,
+        the last varying fastest.
+        """
+        axes = self.resolve_axes(axes)
+        others = [a for a in range(len(self.dims)) if a not in axes]
+        ranks = np.arange(self.num_ranks).reshape(self.dims)
+        order = others + sorted(axes)
+        moved = np.transpose(ranks, order)
+        group_size = int(np.prod([self.dims[a] for a in axes]))
+        return moved.reshape(-1, group_size)
+
+    def resolve_axes(self, axes) -> list[int]:
+        if axes is None:
+            return list(range(len(self.dims)))
+        if isinstance(axes, (str, int)):
+            axes = [axes]
+        out = []
+        for a in axes:
+            if isinstance(a, str):
+                a_clean = a.strip().lower()
+                if a_clean not in self.axis_names:
+                    raise CollectivesError(
+                        f"unknown axis {a!r}; {self!r} has axes "
+                        f"{', '.join(self.axis_names)} (sizes {self.dims})"
+                    )
+                out.append(self.axis_names.index(a_clean))
+            else:
+                if not 0 <= int(a) < len(self.dims):
+                    raise CollectivesError(
+                        f"axis {a!r} out of range; {self!r} has axes 0..{len(self.dims) - 1}"
+                    )
+                out.append(int(a))
+        if len(set(out)) != len(out):
+            raise CollectivesError(f"axes {axes!r} name an axis twice")
+        return sorted(out)
+
+
+class Ring(Torus):
+    """A ring of ``n`` ranks; bidirectional (full-duplex links) or one-way."""
+
+    def __init__(self, n: int, *, bandwidth, latency: float = 0.0,
+                 bidirectional: bool = True, link_class: str = "link"):
+        n = check_num_ranks(n)
+        super().__init__((n,), True, bandwidth=bandwidth, latency=latency,
+                         bidirectional=bidirectional, link_class=link_class)
+
+    def __repr__(self) -> str:
+        return (f"Ring({self.num_ranks}, bidirectional={self.bidirectional}, "
+                f"bandwidth={fmt(self.bandwidth)}, latency={fmt(self.latency)})")
+
+    def node_label(self, node: int) -> str:
+        return f"rank {node}" if node < self.num_ranks else super().node_label(node)
+
+
+class Chain(Torus):
+    """A line of ``n`` ranks without wraparound; links are full-duplex."""
+
+    def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
+        n = check_num_ranks(n)
+        super().__init__((n,), False, bandwidth=bandwidth, latency=latency,
+                         link_class=link_class)
+
+    def __repr__(self) -> str:
+        return (f"Chain({self.num_ranks}, bandwidth={fmt(self.bandwidth)}, "
+                f"latency={fmt(self.latency)})")
+
+    def node_label(self, node: int) -> str:
+        return f"rank {node}" if node < self.num_ranks else super().node_label(node)
+
+
+def mesh(dims, *, bandwidth, latency: float = 0.0, link_class: str = "link") -> Torus:
+    """A torus without wraparound on any axis."""
+    return Torus(dims, False, bandwidth=bandwidth, latency=latency, link_class=link_class)
+
+
+# ---------------------------------------------------------------------------
+# A full mesh: a direct link between every pair
+# ---------------------------------------------------------------------------
+
+class FullMesh(Topology):
+    """``n`` endpoints with a direct full-duplex link between every pair.
+
+    ``bandwidth`` is what one pair's link carries one way: with ``L`` physical
+    links per endpoint split evenly over its ``n-1`` peers, that is
+    ``L // (n-1)`` links' worth. Routing is direct (one hop). It has
+    ``n(n-1)/2`` pair links (``len(links) // 2`` directed ones).
+
+    Introduced in the chapter *Moving bytes* (why eight GPUs need a switch).
+    """
+
+    def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
+        self.num_ranks = check_num_ranks(n)
+        self.num_vertices = self.num_ranks
+        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way, per pair)")
+        self.latency = nonnegative(latency, "latency (s per hop)")
+        if link_class not in LINK_CLASSES:
+            raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
+        self.link_class = link_class
+        self.mesh_shape = (self.num_ranks,)
+        self.axis_names = ("x",)
+
+    def _identity(self) -> tuple:
+        return (self.num_ranks, self.bandwidth, self.latency, self.link_class)
+
+    def __repr__(self) -> str:
+        return (f"FullMesh({self.num_ranks}, bandwidth={fmt(self.bandwidth)}, "
+                f"latency={fmt(self.latency)})")
+
+    @property
+    def num_pair_links(self) -> int:
+        """Pairs joined by a link: ``n(n-1)/2``."""
+        return self.num_ranks * (self.num_ranks - 1) // 2
+
+    def _build_links(self) -> Links:
+        n = self.num_ranks
+        src, dst = np.nonzero(~np.eye(n, dtype=bool))
+        b = LinkBuilder()
+        b.add(src, dst, self.bandwidth, self.latency, self.link_class)
+        return b.build()
+
+    def routes(self, src, dst) -> Routes:
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        n = self.num_ranks
+        if len(src) and (src.max() >= n or dst.max() >= n or src.min() < 0 or dst.min() < 0):
+            raise CollectivesError(f"a flow names a node outside {self!r}")
+        flows = np.arange(len(src), dtype=np.int64)
+        moving = src != dst
+        # directed link u -> v has id u * (n - 1) + (v if v < u else v - 1)
+        s, d = src[moving], dst[moving]
+        link = s * (n - 1) + np.where(d < s, d, d - 1)
+        return Routes(flows, np.ones(len(src)), flows[moving], link.astype(np.int64))
+
+

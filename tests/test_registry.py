@@ -1,0 +1,95 @@
+"""Every registered algorithm, replayed on data and held to its closed form.
+
+The registry is the one list of algorithms; this test walks it, so a newly
+registered algorithm is tested without anyone adding it here. For each entry
+and each small topology it applies to, the schedule must compute its
+collective on real numbers (``cl.check``) and, where the entry gives a closed
+form for that topology, the simulator's time must equal it. Every entry must
+meet its closed form on at least one of these topologies.
+"""
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib.builders import all_entries, group_for
+
+W, LAT = 45e9, 1e-6
+
+TOPOLOGIES = {
+    **{f"ring{n}": cl.Ring(n, bandwidth=W, latency=LAT) for n in (2, 3, 4, 5, 6, 8)},
+    "oneway_ring5": cl.Ring(5, bandwidth=W, latency=LAT, bidirectional=False),
+    **{f"chain{n}": cl.Chain(n, bandwidth=W, latency=LAT) for n in (2, 3, 4, 7)},
+    "torus4x4": cl.Torus((4, 4), bandwidth=W, latency=LAT),
+    "mesh3x4": cl.mesh((3, 4), bandwidth=W, latency=LAT),
+    "torus2x3x4": cl.Torus((2, 3, 4), (True, False, True), bandwidth=W, latency=LAT),
+    **{f"switch{n}": cl.Switch(n, bandwidth=W, latency=LAT / 2) for n in (2, 3, 4, 8)},
+    "nvswitch_like8": cl.Switch(8, bandwidth=W, latency=LAT / 2, agent_latency=5e-6,
+                                reduce_flops=1e12),
+    "cluster2x4": cl.GpuCluster("dgx-h100", 2, nvlink_bandwidth=4 * W, nic_bandwidth=W / 2,
+                                nvlink_latency=LAT / 4, nic_latency=LAT),
+}
+
+
+def _cases():
+    for alg in all_entries():
+        yield pytest.param(alg, id=f"{alg.collective}-{alg.name}")
+
+
+def _applicable(alg):
+    for name, topo in TOPOLOGIES.items():
+        group, _ = group_for(alg.collective, topo)
+        if alg.reason(group) is None:
+            yield name, topo, group
+
+
+@pytest.mark.parametrize("alg", list(_cases()))
+def test_every_registered_algorithm_replays_and_meets_its_closed_form(alg):
+    met = []
+    for name, topo, group in _applicable(alg):
+        sched = cl.build(alg.collective, topo, alg.name)
+        assert sched.collective == alg.collective and sched.num_ranks == topo.num_ranks
+        cl.check(sched)
+        V = sched.round_size(3 * 2**20)
+        want = alg.closed_form(group, V)
+        if want is None:
+            continue
+        got = cl.simulate(sched, topo, V).time
+        assert got == pytest.approx(want, rel=1e-9), f"{alg.name} {alg.collective} on {name}"
+        met.append(name)
+    assert met, (f"{alg.name} {alg.collective} meets its closed form on none of "
+                 f"{', '.join(TOPOLOGIES)}: give it one")
+
+
+@pytest.mark.parametrize("alg", [a for a in all_entries() if a.collective in ("broadcast", "reduce")],
+                         ids=lambda a: f"{a.collective}-{a.name}")
+@pytest.mark.parametrize("root", [1, 3])
+def test_rooted_algorithms_replay_from_any_root(alg, root):
+    sw = TOPOLOGIES["switch8"]
+    sched = cl.build(alg.collective, sw, alg.name, root=root)
+    assert sched.root == root
+    cl.check(sched)
+
+
+def test_every_algorithm_says_why_it_does_not_apply():
+    """Where an entry does not apply, its reason is a sentence, never empty."""
+    for alg in all_entries():
+        for topo in TOPOLOGIES.values():
+            group, _ = group_for(alg.collective, topo)
+            why = alg.reason(group)
+            assert why is None or (isinstance(why, str) and len(why) > 20), (alg, topo, why)
+
+
+def test_listing_order_and_reasons_come_from_the_registry():
+    ring6 = TOPOLOGIES["ring6"]
+    table = cl.algorithms("all_reduce", ring6, reasons=True)
+    assert list(table)[:3] == ["ring", "bidirectional_ring", "chain"]
+    assert table["rabenseifner"] == "rabenseifner needs a power-of-two number of ranks, got N = 6"
+    assert cl.algorithms("all_reduce", ring6) == [k for k, v in table.items() if v is None]
+
+
+def test_a_schedule_over_abstract_ranks_needs_no_topology():
+    sched = cl.build("all_gather", 6, "bidirectional_ring")
+    assert sched.num_ranks == 6 and np.array_equal(sched.groups, [np.arange(6)])
+    cl.check(sched)
+    with pytest.raises(cl.CollectivesError, match="auto needs a topology"):
+        cl.build("all_gather", 6)
