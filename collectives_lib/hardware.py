@@ -284,6 +284,11 @@ class GpuSystem:
     notes: str = ""
 
     @property
+    def nvls(self) -> bool:
+        """Whether the NVSwitches reduce and multicast in the switch (NVLink SHARP)."""
+        return self.nvls_latency is not None
+
+    @property
     def nvlink_bidirectional(self) -> float:
         return 2.0 * float(self.nvlink_bandwidth)
 

@@ -1337,7 +1337,7 @@ def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "flo
 def _switch_schedules(collective: str, num_ranks: int, algorithms, **options) -> list[Schedule]:
     from .plan import algorithms as applicable, build
     from .topology import Switch
-    topo = Switch(num_ranks, bandwidth=1e9)
+    topo = Switch(num_ranks, bandwidth=1e9, in_network=True)
     names = applicable(collective, topo)
     if algorithms in (None, "all"):
         chosen = names
@@ -1569,7 +1569,7 @@ def _schedules_from_args(args, num_ranks: int) -> list[Schedule]:
         from .topology import parse_topology
         topo = parse_topology(args.topology, 1e9)
     else:
-        topo = Switch(num_ranks, bandwidth=1e9)
+        topo = Switch(num_ranks, bandwidth=1e9, in_network=True)
     axes = [a.strip() for a in args.axes.split(",")] if args.axes else None
     opts: dict[str, Any] = {}
     if collective in ("broadcast", "reduce", "gather"):

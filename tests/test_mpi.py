@@ -38,7 +38,7 @@ def switch_schedules() -> dict[str, cl.Schedule]:
     run with the switch emulated on an extra process)."""
     out = {}
     for n in range(1, 9):
-        topo = cl.Switch(n, bandwidth=1e9)
+        topo = cl.Switch(n, bandwidth=1e9, in_network=True)
         for c in COLLECTIVES:
             if c == "send" and n == 1:
                 continue
@@ -313,7 +313,7 @@ def test_the_package_command_runs_and_prints_json():
     import json
     data = json.loads(proc.stdout)
     assert data["ok"] and data["world_size"] == 4       # multicast emulates the switch
-    assert {r["algorithm"] for r in data["rows"]} == set(cl.algorithms("all_gather", cl.Switch(3, bandwidth=1)))
+    assert {r["algorithm"] for r in data["rows"]} == set(cl.algorithms("all_gather", cl.Switch(3, bandwidth=1, in_network=True)))
 
 
 def test_runs_in_place_under_mpiexec():

@@ -23,7 +23,7 @@ TOPOLOGIES = {
     "mesh3x4": cl.mesh((3, 4), bandwidth=W, latency=LAT),
     "torus2x3x4": cl.Torus((2, 3, 4), (True, False, True), bandwidth=W, latency=LAT),
     **{f"switch{n}": cl.Switch(n, bandwidth=W, latency=LAT / 2) for n in (2, 3, 4, 8)},
-    "nvswitch_like8": cl.Switch(8, bandwidth=W, latency=LAT / 2, agent_latency=5e-6,
+    "nvswitch_like8": cl.Switch(8, bandwidth=W, latency=LAT / 2, in_network=True, agent_latency=5e-6,
                                 reduce_flops=1e12),
     "cluster2x4": cl.GpuCluster("dgx-h100", 2, nvlink_bandwidth=4 * W, nic_bandwidth=W / 2,
                                 nvlink_latency=LAT / 4, nic_latency=LAT),
@@ -64,7 +64,7 @@ def test_every_registered_algorithm_replays_and_meets_its_closed_form(alg):
                          ids=lambda a: f"{a.collective}-{a.name}")
 @pytest.mark.parametrize("root", [1, 3])
 def test_rooted_algorithms_replay_from_any_root(alg, root):
-    sw = TOPOLOGIES["switch8"]
+    sw = TOPOLOGIES["nvswitch_like8"]
     sched = cl.build(alg.collective, sw, alg.name, root=root)
     assert sched.root == root
     cl.check(sched)

@@ -108,7 +108,7 @@ def test_ring_all_reduce_bytes_per_rank_seed_example():
 
 @pytest.mark.parametrize("n", [2, 4, 8, 16, 72])
 def test_ideal_sharp_speedup(n):
-    sw = cl.Switch(n, bandwidth=450e9)
+    sw = cl.Switch(n, bandwidth=450e9, in_network=True)
     V = n * 2**24
     t_ring = cl.simulate(cl.build("all_reduce", sw, "ring"), sw, V).time
     t_sharp = cl.simulate(cl.build("all_reduce", sw, "sharp"), sw, V).time

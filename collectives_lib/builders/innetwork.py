@@ -133,10 +133,13 @@ def direct_all_reduce(n: int) -> Schedule:
 
 def _switch_reason(what: str):
     def test(group: Group) -> str | None:
-        if group.switch_like:
-            return None
-        return (f"{what} needs one switch joining the ranks (a Switch, an NVSwitch node, or "
-                f"axes=gpu of a GPU cluster); {group.topology!r} is not one")
+        if not group.switch_like:
+            return (f"{what} needs one switch joining the ranks (a Switch, an NVSwitch node, or "
+                    f"axes=gpu of a GPU cluster); {group.topology!r} is not one")
+        if not group.in_network:
+            return (f"{what} needs a switch that reduces and multicasts in the network; "
+                    f"{group.topology!r} only forwards (Switch(..., in_network=True) makes one that does)")
+        return None
     return test
 
 

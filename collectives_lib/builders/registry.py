@@ -81,6 +81,18 @@ class Group:
             isinstance(self.topology, GpuCluster) and self.axes == (1,))
 
     @property
+    def in_network(self) -> bool:
+        """The switch joining the group can reduce and multicast (NVLS, SHARP)."""
+        topo = self.topology
+        if topo is None:
+            return True
+        if isinstance(topo, Switch):
+            return topo.in_network
+        if isinstance(topo, GpuCluster) and self.axes == (1,):
+            return topo.system.nvls
+        return False
+
+    @property
     def logical(self) -> bool:
         """The network routes any rank to any other (not a torus, not a whole cluster)."""
         return not isinstance(self.topology, Torus) and not self.whole_cluster

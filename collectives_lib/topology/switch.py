@@ -19,13 +19,17 @@ class Switch(Topology):
     """``n`` endpoints on one non-blocking switch (an NVSwitch node, for example).
 
     Each endpoint has an up-link into the switch and a down-link out of it,
-    each of ``bandwidth`` bytes/s one way. ``reduce_flops`` is the switch's
-    in-network reduction throughput (SHARP), or None.
+    each of ``bandwidth`` bytes/s one way. A switch only forwards unless
+    ``in_network=True``: then it can also add the data passing through it and
+    multicast it (NVLink SHARP, InfiniBand SHARP), and ``reduce_flops`` is its
+    reduction throughput (None: as fast as the links). ``agent_latency`` is
+    what entering or leaving the switch as a participant costs (NVLS).
     """
 
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0,
-                 link_class: str = "link", reduce_flops: float | None = None,
-                 name: str | None = None, agent_latency: float = 0.0):
+                 link_class: str = "link", in_network: bool = False,
+                 reduce_flops: float | None = None, name: str | None = None,
+                 agent_latency: float = 0.0):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks + 1
         self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way)")
@@ -33,6 +37,9 @@ class Switch(Topology):
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class
+        if not isinstance(in_network, (bool, np.bool_)):
+            raise CollectivesError(f"in_network must be True or False, got {in_network!r}")
+        self.in_network = bool(in_network)
         self.reduce_flops = None if reduce_flops is None else positive(reduce_flops, "reduce_flops")
         self.agent_latency_ = nonnegative(agent_latency, "agent_latency (s)")
         self.name = name
@@ -40,14 +47,15 @@ class Switch(Topology):
         self.axis_names = ("x",)
 
     def _identity(self) -> tuple:
-        return (self.num_ranks, self.bandwidth, self.latency, self.link_class, self.reduce_flops,
-                self.name, self.agent_latency_)
+        return (self.num_ranks, self.bandwidth, self.latency, self.link_class, self.in_network,
+                self.reduce_flops, self.name, self.agent_latency_)
 
     def __repr__(self) -> str:
         if self.name:
             return f"nvswitch_node({self.name!r})" if self.name in hw.GPU_SYSTEMS else f"Switch({self.num_ranks}, name={self.name!r})"
+        extra = ", in_network=True" if self.in_network else ""
         return (f"Switch({self.num_ranks}, bandwidth={fmt(self.bandwidth)}, "
-                f"latency={fmt(self.latency)})")
+                f"latency={fmt(self.latency)}{extra})")
 
     @property
     def switch_node(self) -> int:
@@ -119,6 +127,7 @@ def nvswitch_node(system: str = "dgx-h100", *, bandwidth: float | None = None,
         bandwidth=float(s.nvlink_bandwidth) if bandwidth is None else bandwidth,
         latency=float(s.nvlink_latency) if latency is None else latency,
         link_class="nvlink",
+        in_network=s.nvls,
         reduce_flops=None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops),
         name=s.name,
         agent_latency=0.0 if s.nvls_latency is None else float(s.nvls_latency) / 2,
