@@ -123,6 +123,7 @@ class Algorithm:
     description: str
     cost: Callable[[Group, float], float | None] | None = None
     family: str = ""
+    nccl: str | None = None      # NCCL's name for the algorithm (RING, TREE, NVLS, ...), if NCCL runs it
 
     def reason(self, group: Group) -> str | None:
         """None when the algorithm applies to ``group``, else why not."""
@@ -145,7 +146,7 @@ def always(group: Group) -> None:
 
 def register(name: str, collective, *, applies: Callable[[Group], str | None] = always,
              description: str, cost: Callable[[Group, float], float | None] | None = None,
-             family: str = ""):
+             family: str = "", nccl: str | None = None):
     """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``."""
     coll = Collective(collective)
 
@@ -156,7 +157,7 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
         if fam not in FAMILIES:
             raise CollectivesError(f"unknown family {fam!r}; add it to FAMILIES")
         table = _REGISTRY[coll]
-        table[name] = Algorithm(name, coll, builder, applies, description, cost, fam)
+        table[name] = Algorithm(name, coll, builder, applies, description, cost, fam, nccl)
         order = sorted(table.values(), key=lambda a: FAMILIES.index(a.family))   # stable
         _REGISTRY[coll] = {a.name: a for a in order}
         return builder

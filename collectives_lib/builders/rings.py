@@ -192,18 +192,20 @@ def _line_all_gather(group: Group, kind: str) -> Schedule:
 def _register_line(kind: str) -> None:
     applies = (lambda g, kind=kind: line_reason(g, kind))
 
+    nccl = "RING" if kind == "ring" else None
+
     @register(kind, "all_gather", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0))
+              cost=_line_cost(kind, 1.0), nccl=nccl)
     def all_gather(g: Group) -> Schedule:
         return _line_all_gather(g, kind)
 
     @register(kind, "reduce_scatter", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0))
+              cost=_line_cost(kind, 1.0), nccl=nccl)
     def reduce_scatter(g: Group) -> Schedule:
         return reduce_scatter_from(_line_all_gather(g, kind))
 
     @register(kind, "all_reduce", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 2.0))
+              cost=_line_cost(kind, 2.0), nccl=nccl)
     def all_reduce(g: Group) -> Schedule:
         return all_reduce_from(_line_all_gather(g, kind))
 
