@@ -153,8 +153,8 @@ def time_flows(topology: Topology, flows, *, overhead: float = 0.0):
     sched = Schedule("send", "flows", topology.num_ranks,
                      np.arange(topology.num_ranks)[None, :], (topology.num_ranks,),
                      (len(flows),), (Step(traffic, boxes_array([(np.arange(len(flows)), 1)], len(flows)), "flows"),),
-                     agents=tuple(names), routing="routed", root=0, dest=0)
-    return simulate(sched, topology, int(round(total)), overhead=overhead, check_size=False)
+                     agents=tuple(names), routing="routed", root=0, dest=0, weights=nbytes / total)
+    return simulate(sched, topology, max(1, int(round(total))), overhead=overhead, element_size=1)
 
 
 # ---------------------------------------------------------------------------
@@ -360,7 +360,8 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
     longest axis with wraparound, else the longest), and over all axes at
     once (``multi_axis``; ``direct`` for all-to-all).
 
-    ``size`` is V, the array of the collective's group: one line of ``axis``
+    ``size`` is V, the whole array of the collective's group (for all-to-all,
+    the sum of every rank's buffer; pick a multiple of the group size): one line of ``axis``
     for the first three columns, the whole slice for the last. Each time is
     simulated on a copy of the topology without latency and checked against
     its closed form in :mod:`collectives_lib.costs`. Returns 16 rows,
@@ -405,21 +406,23 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
             topo = chain_flat if column == "chain" else flat
             try:
                 sched = build_named(collective, topo, algorithm, None if column == "all_axes" else axes[0])
-                t = simulate(sched, topo, size, check_size=False).time
+                # the simulator takes nccl-tests' size: one rank's buffer for all-to-all
+                res = simulate(sched, topo, size // group if collective == "all_to_all" else size)
+                t, timed = res.time, res.timed_bytes     # the closed forms take the array it timed
             except CollectivesError as exc:
                 rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, None, None,
                                        formula, str(exc)))
                 continue
             if column == "all_axes":
                 if collective == "all_to_all":
-                    cf = costs.torus_all_to_all(topology.dims, kinds, size, W)
+                    cf = costs.torus_all_to_all(topology.dims, kinds, timed, W)
                 else:
-                    cf = factor * costs.multi_axis_all_gather(topology.dims, kinds, size, W)
+                    cf = factor * costs.multi_axis_all_gather(topology.dims, kinds, timed, W)
             elif collective == "all_to_all":
                 cf = {"ring": costs.ring_all_to_all, "chain": costs.chain_all_to_all,
-                      "bidirectional_ring": costs.bidirectional_ring_all_to_all}[column](n, size, W)
+                      "bidirectional_ring": costs.bidirectional_ring_all_to_all}[column](n, timed, W)
             else:
                 cf = factor * {"ring": costs.ring_all_gather, "chain": costs.chain_all_gather,
-                               "bidirectional_ring": costs.bidirectional_ring_all_gather}[column](n, size, W)
+                               "bidirectional_ring": costs.bidirectional_ring_all_gather}[column](n, timed, W)
             rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, t, cf, formula))
     return rows

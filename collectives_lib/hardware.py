@@ -91,6 +91,39 @@ SOURCES: dict[str, tuple[str, str]] = {
     "nv-b200-d2d": ("NVIDIA Blackwell architecture: 10 TB/s NV-HBI die-to-die link",
                     "https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/"),
     "mpich": ("MPICH (https://www.mpich.org), used by the 'Measure it yourself' chapter", "https://www.mpich.org"),
+    "nv-dgx-a100": ("NVIDIA DGX A100 user guide: 8x A100 SXM4, 6 NVSwitch, 8x ConnectX-6 "
+                    "200 Gb/s HDR compute ports, 2x AMD EPYC 7742",
+                    "https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html"),
+    "nv-a100-nvlink": ("NVIDIA A100 Tensor Core GPU architecture whitepaper: 12 third-generation "
+                       "NVLinks of 25 GB/s each way, 600 GB/s bidirectional",
+                       "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/nvidia-ampere-architecture-whitepaper.pdf"),
+    "nv-h200": ("NVIDIA H200 Tensor Core GPU datasheet: 141 GB HBM3e, 4.8 TB/s; NVLink 900 GB/s",
+                "https://www.nvidia.com/en-us/data-center/h200/"),
+    "nv-dgx-b200": ("NVIDIA DGX B200 user guide: 8x B200, 2 NVSwitch chips, 8x ConnectX-7 "
+                    "400 Gb/s OSFP ports, 2x Intel Xeon Platinum 8570",
+                    "https://docs.nvidia.com/dgx/dgxb200-user-guide/"),
+    "nccl-topo": ("NCCL 2.30.7 source, src/graph/topo.h and topo.cc: NVLink bandwidth per link by "
+                  "SM (SM80 20.0, SM90 20.6, SM100 40.1 GB/s), PCIe width x lane speed / 80 "
+                  "(Gen4 x16 24, Gen5 x16 48), NIC speed Mb/s / 8000 (400G 50, 200G 25)",
+                  "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.h"),
+    "nccl-tuning-2.30": ("NCCL 2.30.7 source, src/graph/tuning.cc: base and per-step latencies "
+                         "per algorithm and protocol, per-architecture bandwidth caps, protocol "
+                         "and algorithm efficiencies, the tree correction table",
+                         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc"),
+    "nccl-search-2.30": ("NCCL 2.30.7 source, src/graph/search.cc: the channel search (speed "
+                         "ladders per SM, channel packing, DupChannels) that sets the tuner's "
+                         "channels and per-channel bandwidths",
+                         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/search.cc"),
+    "nccl-enqueue-2.30": ("NCCL 2.30.7 source, src/enqueue.cc: the tuner's choice (least time "
+                          "over algorithm and protocol) and the p2p schedule",
+                          "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/enqueue.cc"),
+    "nccl-tests-267": ("NVIDIA/nccl-tests issue 267: all-to-all cannot aggregate several NICs; a "
+                       "ConnectX-7 NDR NIC reaches 48-49 GB/s",
+                       "https://github.com/NVIDIA/nccl-tests/issues/267"),
+    "nccl-p2p-model": ("The book's own model of NCCL's point-to-point path (NCCL has no cost "
+                       "model for send/recv and all-to-all): a per-peer message cost and the "
+                       "tuner's per-GPU NVLink and NIC bandwidths; fitted to the published "
+                       "all-to-all runs kept in collectives_lib/data/nccl_tests", ""),
 }
 
 
@@ -263,6 +296,34 @@ def tpu(generation: str) -> TpuGeneration:
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class NcclProfile:
+    """What NCCL's topology detection finds on a system: the inputs of its tuner.
+
+    Figures in NCCL's own units (GB/s, 1e9 bytes per second), as its topology
+    code computes them; see :mod:`collectives_lib.nccl` for how they become
+    channels and bandwidths.
+    """
+
+    sm: int                     # compute capability x 10: 80 Ampere, 90 Hopper, 100 Blackwell
+    nvlink_links: int           # NVLink links from one GPU into the NVSwitch fabric
+    nvlink_link_bw: Figure      # NCCL's bandwidth per NVLink link
+    nic_bw: Figure              # one NIC (Mb/s / 8000)
+    gpu_nic_bw: Figure          # the PCIe path between a GPU and its NIC
+    cpu: str                    # "intel", "amd" or "arm": NCCL's network overhead and LL caps differ
+    tree_pattern: str           # "balanced" (two GPUs share a NIC's PCIe switch) or "tree" (one NIC per GPU)
+
+    @property
+    def nvlink_bw(self) -> float:
+        """All of a GPU's NVLinks, as NCCL adds them (370.8 GB/s on H100)."""
+        return self.nvlink_links * float(self.nvlink_link_bw)
+
+    @property
+    def net_bw(self) -> float:
+        """The GPU-to-network path: the slower of the NIC and the PCIe path to it."""
+        return min(float(self.nic_bw), float(self.gpu_nic_bw))
+
+
+@dataclass(frozen=True)
 class GpuSystem:
     """An NVIDIA scale-up domain (a node or a rack) and its scale-out NICs."""
 
@@ -281,6 +342,7 @@ class GpuSystem:
     nvswitch_chips: int = 1
     nodes_per_su: int = 32
     nvls_latency: Figure | None = None   # fixed cost of one in-switch (NVLS) operation
+    nccl: NcclProfile | None = None      # what NCCL's tuner sees on this system
     notes: str = ""
 
     @property
@@ -310,7 +372,41 @@ _IB_LINK = _f(0.675e-6, "s", "nccl-tuning",
               "protocol); we split it over the four links of a path through a "
               "spine, GPU->leaf->spine->leaf->GPU")
 
+_SM80_LINK = _f(20.0, "GB/s", "nccl-topo", "NCCL's figure for one SM80 NVLink (spec: 25 GB/s)")
+_SM90_LINK = _f(20.6, "GB/s", "nccl-topo", "NCCL's figure for one SM90 NVLink (spec: 25 GB/s); "
+                "18 links give the 370.8 GB/s NCCL prints as NVL[370.8]")
+_SM100_LINK = _f(40.1, "GB/s", "nccl-topo", "NCCL's figure for one SM100 NVLink (spec: 50 GB/s)")
+_NIC_400G = _f(50.0, "GB/s", "nccl-topo", "400 Gb/s NDR x4: 400000 Mb/s / 8000")
+_NIC_200G = _f(25.0, "GB/s", "nccl-topo", "200 Gb/s HDR x4: 200000 Mb/s / 8000")
+_PCIE5 = _f(48.0, "GB/s", "nccl-topo", "PCIe Gen5 x16: 16 x 240 / 80; it caps a 400G NIC's path "
+            "at 48, the 'maxBw 48.0' of DGX H100 logs")
+_PCIE4 = _f(24.0, "GB/s", "nccl-topo", "PCIe Gen4 x16: 16 x 120 / 80")
+
+NCCL_PROFILES: dict[str, NcclProfile] = {
+    "ampere": NcclProfile(80, 12, _SM80_LINK, _NIC_200G, _PCIE4, "amd", "balanced"),
+    "hopper": NcclProfile(90, 18, _SM90_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
+    "blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
+    "grace-blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "arm", "tree"),
+}
+
 GPU_SYSTEMS: dict[str, GpuSystem] = {
+    "dgx-a100": GpuSystem(
+        name="dgx-a100", gpu="A100 SXM4", gpus_per_node=8,
+        nvlink_bandwidth=_f(300e9, "B/s", "nv-a100-nvlink",
+                            "NVLink 3: 12 links of 25 GB/s each way, 600 GB/s bidirectional"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(25e9, "B/s", "nv-dgx-a100",
+                         "one ConnectX-6 200 Gb/s HDR port per GPU"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(2.039e12, "B/s", "nv-a100", "A100 80GB SXM"),
+        hbm_capacity=_f(80e9, "B", "nv-a100"),
+        peak_flops_bf16=_f(312e12, "FLOP/s", "nv-a100", "dense"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=6,
+        nvls_latency=None,
+        nccl=NCCL_PROFILES["ampere"],
+        notes="second-generation NVSwitch: no in-switch reduction (no NVLS)",
+    ),
     "dgx-h100": GpuSystem(
         name="dgx-h100", gpu="H100 SXM", gpus_per_node=8,
         nvlink_bandwidth=_f(450e9, "B/s", "nv-h100",
@@ -327,6 +423,24 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
                                  "DGX H100 node"),
         nvswitch_chips=4,
         nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["hopper"],
+    ),
+    "dgx-h200": GpuSystem(
+        name="dgx-h200", gpu="H200 SXM", gpus_per_node=8,
+        nvlink_bandwidth=_f(450e9, "B/s", "nv-h200", "NVLink 4: 900 GB/s bidirectional per GPU"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-dgx-h100",
+                         "one ConnectX-7 400 Gb/s NDR port per GPU, as DGX H100"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(4.8e12, "B/s", "nv-h200"),
+        hbm_capacity=_f(141e9, "B", "nv-h200"),
+        peak_flops_bf16=_f(989e12, "FLOP/s", "nv-h200", "dense, as H100"),
+        nvswitch_reduce_flops=_f(4 * 400e9, "FLOP/s", "hotchips-nvswitch",
+                                 "the DGX H100 NVSwitch system"),
+        nvswitch_chips=4,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["hopper"],
+        notes="DGX H100 with H200 GPUs: the same NVLink, NICs and NCCL figures",
     ),
     "dgx-b200": GpuSystem(
         name="dgx-b200", gpu="B200", gpus_per_node=8,
@@ -344,6 +458,7 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
         nvswitch_reduce_flops=None,
         nvswitch_chips=2,
         nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["blackwell"],
     ),
     "gb200-nvl72": GpuSystem(
         name="gb200-nvl72", gpu="GB200 (Blackwell)", gpus_per_node=72,
@@ -361,9 +476,32 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
         nvswitch_reduce_flops=None,
         nvswitch_chips=18,
         nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["grace-blackwell"],
         nodes_per_su=8,
         notes="the rack is the scale-up domain (72 GPUs); we group its NICs into "
               "8 rails as in the 8-GPU designs, an assumption of this model",
+    ),
+    "gb200-tray": GpuSystem(
+        name="gb200-tray", gpu="GB200 (Blackwell)", gpus_per_node=4,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-gb200",
+                            "NVLink 5: 1.8 TB/s bidirectional per GPU, through the rack's "
+                            "NVLink switch trays"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-dgx-gb200",
+                         "one ConnectX-7 400 Gb/s port per GPU, four per compute tray"),
+        nic_latency=_IB_LINK, rails=4,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-gb200"),
+        hbm_capacity=_f(186e9, "B", "nv-gb200"),
+        peak_flops_bf16=_f(2.5e15, "FLOP/s", "nv-gb200",
+                           "360 PFLOPS sparse BF16 per 72 GPUs, halved for dense"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=18,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["grace-blackwell"],
+        nodes_per_su=18,
+        notes="one compute tray of an NVL72 rack (2 Grace CPUs, 4 GPUs) used on its own: "
+              "4 GPUs joined by the rack's NVLink switches; trays of one rack are joined "
+              "over NVLink too, which this preset leaves out (use gb200-nvl72)",
     ),
 }
 

@@ -109,6 +109,46 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Split:
+    """An nccl-tests size in whole elements over a schedule's slots.
+
+    ``slots`` equal slots would hold ``elements / slots`` elements each; when
+    that is not whole, some hold ``largest`` and the others ``smallest`` (the
+    remainder spread one element each, as NCCL spreads it). ``timed_bytes`` is
+    the array the time is computed for: every slot as large as the largest.
+    ``dropped`` counts the bytes of the array that do not form a whole element.
+    """
+
+    nbytes: int
+    elements: int
+    element_size: int
+    slots: int
+    largest: int
+    smallest: int
+    dropped: int = 0
+
+    @property
+    def timed_bytes(self) -> float:
+        return float(self.slots * self.largest * self.element_size)
+
+    @property
+    def even(self) -> bool:
+        return self.largest == self.smallest and not self.dropped
+
+    def note(self, unit: str = "element") -> str:
+        """One sentence when the split is uneven or drops bytes, else ''."""
+        parts = []
+        if self.dropped:
+            parts.append(f"{self.dropped} bytes do not make a whole {self.element_size}-byte "
+                         f"{unit} and are left out")
+        if self.largest != self.smallest:
+            parts.append(f"{self.elements:,} {unit}s do not split evenly over {self.slots:,} "
+                         f"slots: each holds {self.smallest:,} or {self.largest:,}, and the "
+                         f"largest sets the time")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class Transfer:
     """One transfer, for reading and printing (schedules store arrays)."""
 
@@ -195,36 +235,54 @@ class Schedule:
 
     @property
     def size_multiple(self) -> int:
-        """V must be a multiple of this for every rank's share to be whole bytes."""
+        """A size (nccl-tests' meaning: see :meth:`array_bytes`) splits into equal
+        whole-byte slots when it is a multiple of this."""
         if self.weights is not None:
             return 1
-        return self.collective.pieces(self.group_size)
+        per_rank = self.collective.layout == "pairs"
+        return max(1, self.num_slots // self.group_size) if per_rank else self.num_slots
 
-    def check_size(self, nbytes: int) -> int:
-        """Return ``nbytes`` if it splits evenly across ranks, else raise."""
+    def check_size(self, nbytes) -> int:
+        """``nbytes`` as a positive whole number of bytes, else a :class:`CollectivesError`."""
         if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
-            if isinstance(nbytes, float) and nbytes.is_integer():
+            if isinstance(nbytes, float) and np.isfinite(nbytes) and nbytes.is_integer():
                 nbytes = int(nbytes)
             else:
                 raise CollectivesError(f"size must be a whole number of bytes, got {nbytes!r}")
         nbytes = int(nbytes)
         if nbytes <= 0:
             raise CollectivesError(f"size must be positive, got {nbytes} bytes")
-        m = self.size_multiple
-        if nbytes % m:
-            lower, upper = (nbytes // m) * m, (nbytes // m + 1) * m
-            what = ("equal blocks for every pair of ranks" if self.collective.layout == "pairs"
-                    else "one equal shard per rank")
-            hint = f"{lower} or {upper}" if lower > 0 else f"{upper}"
-            raise CollectivesError(
-                f"size {nbytes} bytes does not split into {m} whole-byte pieces "
-                f"({what}, N = {self.group_size}); use a multiple of {m}, e.g. {hint}"
-            )
         return nbytes
 
-    def round_size(self, nbytes: float) -> int:
-        """The largest valid size <= nbytes (at least one piece), as nccl-tests rounds."""
-        m = self.size_multiple
+    def array_bytes(self, nbytes: float) -> float:
+        """The whole array the schedule's shares of V refer to, for an nccl-tests size:
+        one rank's buffer times the number of ranks for all-to-all, the size itself
+        for every other collective (the buffer of all-reduce, broadcast and reduce,
+        the gathered output of all-gather, the unscattered input of reduce-scatter)."""
+        return float(nbytes) * (self.group_size if self.collective.layout == "pairs" else 1)
+
+    def split(self, nbytes: int, element_size: int = 4) -> "Split":
+        """How ``nbytes`` splits into whole elements over the schedule's slots.
+
+        Slots that cannot all be equal get one element more or less (the
+        remainder spread as NCCL spreads it); the largest slot sets the pace, so
+        the simulator times ``split.timed_bytes``.
+        """
+        nbytes = self.check_size(nbytes)
+        element_size = int(element_size)
+        array = int(self.array_bytes(nbytes))
+        elements = array // element_size
+        dropped = array - elements * element_size
+        if self.weights is not None:
+            return Split(nbytes, elements, element_size, 1, elements, elements, dropped)
+        slots = self.num_slots
+        return Split(nbytes, elements, element_size, slots, -(-elements // slots),
+                     elements // slots, dropped)
+
+    def round_size(self, nbytes: float, element_size: int = 4) -> int:
+        """The largest size <= nbytes that splits into equal slots of whole elements
+        (at least one element per slot), as nccl-tests rounds its sizes."""
+        m = self.size_multiple * int(element_size)
         return max(m, int(nbytes) // m * m)
 
     def busbw_factor(self) -> float:

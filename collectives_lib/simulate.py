@@ -82,7 +82,7 @@ class Result:
     algorithm: str
     num_ranks: int
     group_size: int
-    nbytes: int
+    nbytes: int                 # nccl-tests' size (for all-to-all, one rank's buffer)
     time: float
     time_unoverlapped: float
     step_times: np.ndarray
@@ -94,6 +94,8 @@ class Result:
     bottleneck_link: int
     bottleneck: str
     topology: Topology = field(repr=False)
+    timed_bytes: float = 0.0    # the whole array the time is for (every slot as large as the largest)
+    note: str = ""              # how the size split, when not evenly
 
     @property
     def num_steps(self) -> int:
@@ -101,8 +103,8 @@ class Result:
 
     @property
     def algbw(self) -> float:
-        """nccl-tests' algorithm bandwidth: V / time."""
-        return self.nbytes / self.time if self.time > 0 else float("inf")
+        """nccl-tests' algorithm bandwidth: size / time (0 when no time passes)."""
+        return self.nbytes / self.time if self.time > 0 else 0.0
 
     @property
     def busbw(self) -> float:
@@ -119,11 +121,12 @@ class Result:
         return {
             "collective": self.collective, "algorithm": self.algorithm,
             "num_ranks": self.num_ranks, "group_size": self.group_size,
-            "size_bytes": self.nbytes, "time_s": self.time,
+            "nbytes": self.nbytes, "timed_bytes": self.timed_bytes, "time_s": self.time,
             "time_unoverlapped_s": self.time_unoverlapped, "steps": self.num_steps,
             "algbw": self.algbw, "busbw": self.busbw,
             "latency_time_s": self.latency_time, "bandwidth_time_s": self.bandwidth_time,
             "stage_times_s": dict(self.stage_times), "bottleneck": self.bottleneck,
+            "note": self.note,
         }
 
 
@@ -261,25 +264,37 @@ def patterns(schedule: Schedule, topology: Topology, *, placement=None,
     return pats, index
 
 
-def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
-             overhead: float = 0.0, overlap: bool = True, element_size: int = 4,
-             check_size: bool = True) -> Result:
-    """Time ``schedule`` on ``topology`` for an array of ``nbytes`` bytes.
+def _overhead(overhead) -> float:
+    try:
+        value = float(overhead)
+    except (TypeError, ValueError):
+        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}") from None
+    if not (np.isfinite(value) and value >= 0):
+        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}")
+    return value
 
-    ``placement[rank]`` is the endpoint each rank runs on (default: rank i on
-    endpoint i). ``overhead`` is added to every step. ``element_size`` (bytes)
-    only matters for in-network reduction throughput.
+
+def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
+             overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> Result:
+    """Time ``schedule`` on ``topology`` for a size of ``nbytes`` bytes.
+
+    ``nbytes`` means what nccl-tests' size column means for the collective (for
+    all-to-all, one rank's buffer; see :meth:`Schedule.array_bytes`). Any
+    positive size works: it is cut into whole elements of ``element_size``
+    bytes over the schedule's slots, and the largest slot sets the pace (the
+    result's ``note`` says when the split is uneven). ``placement[rank]`` is the
+    endpoint each rank runs on (default: rank i on endpoint i). ``overhead`` is
+    added to every step. ``element_size`` also sets in-network reduction throughput.
     """
-    if check_size:
-        nbytes = schedule.check_size(nbytes)
-    overhead = float(overhead)
-    if overhead < 0:
-        raise CollectivesError(f"overhead must be >= 0 seconds, got {overhead}")
+    split = schedule.split(nbytes, element_size)
+    nbytes = split.nbytes
+    timed = split.timed_bytes
+    overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
-    sizes = np.array([float(nbytes)])
+    sizes = np.array([timed])
     total, stage_times, steps = _timeline(schedule, pats, index, sizes, overhead)
     _, lat_stages, _ = _timeline(schedule, pats, index, np.zeros(1), overhead)
-    link_bytes = _link_units(topology, pats, index) * nbytes
+    link_bytes = _link_units(topology, pats, index) * timed
     links = topology.links
     link_busy = link_bytes / links.bandwidth
     steps = steps[:, 0]
@@ -303,7 +318,7 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
         time=time, time_unoverlapped=total, step_times=steps, stage_times=stage_times,
         latency_time=latency_time, bandwidth_time=float(total - latency_time),
         link_bytes=link_bytes, link_busy=link_busy, bottleneck_link=bottleneck_link,
-        bottleneck=bottleneck, topology=topology,
+        bottleneck=bottleneck, topology=topology, timed_bytes=timed, note=split.note(),
     )
 
 
@@ -362,10 +377,28 @@ def _link_units(topology: Topology, pats: list[Pattern], index: list[int]) -> np
     return out
 
 
+def timed_sizes(schedule: Schedule, sizes, element_size: int = 4) -> np.ndarray:
+    """The array bytes :func:`simulate` times for each nccl-tests size (vectorised)."""
+    try:
+        sizes = np.asarray(sizes, dtype=float)
+    except (TypeError, ValueError):
+        raise CollectivesError(f"sizes must be numbers of bytes, got {sizes!r}") from None
+    if sizes.ndim != 1 or not np.isfinite(sizes).all() or (sizes < 0).any():
+        flat = sizes.ravel()
+        bad = flat[~(np.isfinite(flat) & (flat >= 0))][:3].tolist()
+        raise CollectivesError(f"sizes must be a list of sizes in bytes (>= 0), got {bad or sizes.tolist()}")
+    elements = np.floor(np.floor(sizes) * schedule.array_bytes(1) / element_size)
+    if schedule.weights is not None:
+        return elements * element_size
+    slots = schedule.num_slots
+    return np.ceil(elements / slots) * slots * element_size
+
+
 def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=None,
                    overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
-    """Times (s) for many sizes at once; routing happens once."""
-    sizes = np.asarray(sizes, dtype=float)
+    """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
+    sizes = timed_sizes(schedule, sizes, element_size)
+    overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
     total, stages, _ = _timeline(schedule, pats, index, sizes, overhead)
     if not (schedule.pipelined and overlap) or not stages:

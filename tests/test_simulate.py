@@ -27,8 +27,9 @@ def ring(n, **kw):
 def test_rings_match_closed_forms(n, collective, algorithm, formula):
     topo = ring(n)
     sched = cl.build(collective, topo, algorithm)
-    V = sched.round_size(3 * 2**20)
-    assert cl.simulate(sched, topo, V).time == pytest.approx(formula(n, V, W, LAT), rel=1e-9)
+    size = sched.round_size(3 * 2**20)          # nccl-tests' size: one rank's buffer for all-to-all
+    V = sched.array_bytes(size)                 # the closed forms take the whole array
+    assert cl.simulate(sched, topo, size).time == pytest.approx(formula(n, V, W, LAT), rel=1e-9)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 7, 8, 16], ids=lambda n: f"chain{n}")
@@ -39,8 +40,9 @@ def test_rings_match_closed_forms(n, collective, algorithm, formula):
 def test_chains_match_closed_forms(n, collective, formula):
     topo = cl.Chain(n, bandwidth=W, latency=LAT)
     sched = cl.build(collective, topo, "chain")
-    V = sched.round_size(2**22)
-    assert cl.simulate(sched, topo, V).time == pytest.approx(formula(n, V, W, LAT), rel=1e-9)
+    size = sched.round_size(2**22)
+    V = sched.array_bytes(size)
+    assert cl.simulate(sched, topo, size).time == pytest.approx(formula(n, V, W, LAT), rel=1e-9)
 
 
 @pytest.mark.parametrize("n", [2, 4, 8, 16, 32])
@@ -56,7 +58,8 @@ def test_switch_algorithms_match_closed_forms(n):
         ("all_to_all", "direct", costs.direct_all_to_all),
     ]
     for collective, alg, formula in cases:
-        got = cl.simulate(cl.build(collective, sw, alg), sw, V).time
+        sched = cl.build(collective, sw, alg)
+        got = cl.simulate(sched, sw, V // n if collective == "all_to_all" else V).time
         assert got == pytest.approx(formula(n, V, W, LAT), rel=1e-9), (collective, alg)
 
 
@@ -210,7 +213,7 @@ def test_contention_shares_a_link():
     # two flows through the same link in one step take twice as long
     chain = cl.Chain(3, bandwidth=1e9)
     sched = cl.build("all_to_all", chain, "direct")
-    r = cl.simulate(sched, chain, 9 * 10**6)
+    r = cl.simulate(sched, chain, 3 * 10**6)      # each rank's buffer: 3 blocks of 1 MB
     # rank 0 -> 2 and rank 1 -> 2 share link 1 -> 2: 2 blocks of 1 MB
     assert r.time == pytest.approx(2e6 / 1e9)
 
@@ -221,14 +224,20 @@ def test_neighbor_schedules_need_their_links():
         cl.simulate(ag, cl.Chain(4, bandwidth=1e9), 4096)
 
 
-def test_size_must_split():
-    sched = cl.build("all_gather", 6, "ring")
-    with pytest.raises(cl.CollectivesError, match="does not split into 6 whole-byte pieces"):
-        cl.simulate(sched, cl.Ring(6, bandwidth=1e9), 1000)
-    assert sched.round_size(1000) == 996
-    a2a = cl.build("all_to_all", 4, "direct")
-    with pytest.raises(cl.CollectivesError, match="use a multiple of 16"):
-        cl.simulate(a2a, cl.Switch(4, bandwidth=1e9), 100)
+def test_any_size_splits_into_whole_elements_and_the_largest_shard_sets_the_time():
+    ring6 = cl.Ring(6, bandwidth=1e9)
+    sched = cl.build("all_gather", ring6, "ring")
+    r = cl.simulate(sched, ring6, 1000)                 # 250 float32 over 6 ranks: 41 or 42 each
+    assert r.nbytes == 1000 and r.timed_bytes == 6 * 42 * 4
+    assert r.time == pytest.approx(cl.simulate(sched, ring6, 6 * 42 * 4).time)
+    assert "250 elements do not split evenly over 6 slots: each holds 41 or 42" in r.note
+    assert sched.round_size(1000) == 984 and sched.round_size(1000, element_size=1) == 996
+    assert cl.simulate(sched, ring6, 984).note == ""
+    sw = cl.Switch(4, bandwidth=1e9)
+    a2a = cl.build("all_to_all", sw, "direct")
+    r = cl.simulate(a2a, sw, 100)                         # one rank's buffer: 25 elements for 4 peers
+    assert r.timed_bytes == 16 * 7 * 4 and "each holds 6 or 7" in r.note
+    assert cl.simulate(sched, ring6, 1001).note.startswith("1 bytes do not make a whole 4-byte element")
 
 
 def test_topology_mismatch():

@@ -170,7 +170,7 @@ def _cost(formula, *, axis: bool, switch: bool):
         if not (on_axis or on_switch):
             return None
         W, alpha = group.link()
-        return formula(group.n, nbytes, W, alpha)
+        return formula(group.n, group.n * nbytes, W, alpha)    # the formulas take the whole array
     return cost
 
 

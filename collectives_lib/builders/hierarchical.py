@@ -127,7 +127,7 @@ def _a2a_cost(group: Group, nbytes: float) -> float | None:
     links = _cluster_links(group)
     if links is None:
         return None
-    return costs.hierarchical_all_to_all(*links[:2], nbytes, *links[2:4],
+    return costs.hierarchical_all_to_all(*links[:2], group.n * nbytes, *links[2:4],
                                          alpha_nic=links[4], alpha_nvlink=links[5])
 
 

@@ -1,0 +1,291 @@
+"""NCCL's tuner: the time it predicts for every algorithm and protocol, and its pick.
+
+NCCL builds, once per communicator, a table of latencies (us) and bandwidths
+(GB/s) for every (collective, algorithm, protocol), and for each call predicts
+
+    time = latency + nBytes / bandwidth
+
+and runs the pair with the least time (NCCL 2.30.7, ``src/graph/tuning.cc`` and
+``src/enqueue.cc``). ``nBytes`` is nccl-tests' size: one rank's buffer for
+all-reduce, broadcast and reduce, the gathered output for all-gather, the
+unscattered input for reduce-scatter. This module restates those formulas
+with the constants of :mod:`collectives_lib.nccl.tables` and the channel
+graphs of :mod:`collectives_lib.nccl.graphs`.
+
+>>> from collectives_lib.nccl.tuner import Comm, predict_all
+>>> comm = Comm.for_system("dgx-h100", nodes=1, ppn=8)
+>>> best = min(predict_all("all_reduce", 2**30 * 4, comm), key=lambda p: p.time)
+>>> best.algorithm, best.protocol, round(best.time * 1e6, 1)
+('NVLS', 'SIMPLE', 15815.3)
+
+Introduced in the chapter *GPU collectives within the node*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import hardware as hw
+from ..collective import Collective
+from ..errors import CollectivesError
+from . import tables as T
+from .graphs import Graph, launched_channels, search
+
+#: NCCL's functions, by the library's collective names.
+FUNCTIONS = {"all_reduce": "AllReduce", "all_gather": "AllGather", "reduce_scatter": "ReduceScatter",
+             "broadcast": "Broadcast", "reduce": "Reduce"}
+
+
+def _arch(sm: int) -> int:
+    return 0 if sm < 80 else (1 if sm < 90 else (2 if sm < 100 else 3))
+
+
+def _log2i(x: int) -> int:
+    return -1 if x <= 0 else int(x).bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Comm:
+    """A communicator as NCCL's tuner sees it.
+
+    ``nodes`` and ``ppn`` (GPUs per node in the communicator), the profile of
+    the system (architecture, NVLink and NIC figures, CPU), the search graphs,
+    whether the NVSwitches reduce (NVLS) and whether the InfiniBand fabric does
+    (CollNet/SHARP), the launched channel count, and the element type.
+    """
+
+    nodes: int
+    ppn: int
+    profile: hw.NcclProfile
+    graphs: dict = field(compare=False)
+    nvls: bool
+    collnet: bool = False
+    channels: int = 0                  # launched collective channels (comm->nChannels)
+    dtype: str = "float32"
+    algorithms: tuple[str, ...] = T.ALGORITHMS    # NCCL_ALGO
+    protocols: tuple[str, ...] = T.PROTOCOLS      # NCCL_PROTO
+
+    @staticmethod
+    def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
+                   nvls: bool | None = None, dtype: str = "float32") -> "Comm":
+        s = hw.gpu_system(system)
+        if s.nccl is None:
+            raise CollectivesError(f"{system} has no NCCL profile in this library")
+        ppn = s.gpus_per_node if ppn is None else int(ppn)
+        graphs = search(s.nccl, nodes=nodes, ppn=ppn)
+        return Comm(nodes, ppn, s.nccl, graphs, s.nvls if nvls is None else bool(nvls), collnet,
+                    launched_channels(graphs, nodes=nodes, sm=s.nccl.sm), dtype)
+
+    @property
+    def nranks(self) -> int:
+        return self.nodes * self.ppn
+
+    @property
+    def arch(self) -> int:
+        return _arch(self.profile.sm)
+
+    @property
+    def n2(self) -> int:
+        return 0 if self.nodes == 1 else (1 if self.nodes == 2 else 2)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """NCCL's prediction for one (algorithm, protocol): seconds, and its two parts."""
+
+    collective: str
+    algorithm: str                 # NCCL's name: RING, TREE, NVLS, ...
+    protocol: str                  # LL, LL128, SIMPLE
+    nbytes: int
+    latency: float                 # s
+    bandwidth: float               # bytes/s against nBytes (after NCCL's size corrections)
+    bus_bandwidth: float           # the tuner's bus bandwidth, bytes/s
+    time: float                    # s
+
+    @property
+    def label(self) -> str:
+        return f"{self.algorithm}/{self.protocol}"
+
+
+def _nsteps(func: str, n: int) -> int:
+    return {"AllReduce": 2 * (n - 1), "AllGather": n - 1, "ReduceScatter": n - 1}.get(func, n)
+
+
+def _exists(func: str, algo: str, proto: str, comm: Comm) -> bool:
+    """Which (function, algorithm, protocol) NCCL defines and enables here."""
+    if algo not in comm.algorithms or proto not in comm.protocols:
+        return False
+    if func in ("Broadcast", "Reduce") and algo != "RING":
+        return False
+    if func in ("AllGather", "ReduceScatter") and algo not in ("RING", "NVLS", "COLLNET_DIRECT", "PAT"):
+        return False
+    if func == "AllReduce" and algo == "PAT":
+        return False
+    if algo in ("NVLS", "NVLS_TREE", "PAT", "COLLNET_DIRECT", "COLLNET_CHAIN") and proto != "SIMPLE":
+        return False
+    if algo == "PAT" and not (comm.ppn == 1 and comm.nodes > 1 and comm.profile.sm >= 60):
+        return False
+    if algo in ("NVLS", "NVLS_TREE"):
+        if not comm.nvls or comm.graphs.get("nvls") is None:
+            return False
+        if func != "AllReduce" and comm.ppn > 32:
+            return False
+        if algo == "NVLS_TREE" and comm.nodes == 1:
+            return False
+        if algo == "NVLS" and comm.nodes > 1 and not comm.collnet:
+            return False
+    if algo.startswith("COLLNET") and (not comm.collnet or comm.ppn > 8 or comm.nodes == 1):
+        return False
+    return True
+
+
+def _graph(algo: str, comm: Comm) -> Graph:
+    return {"TREE": comm.graphs["tree"], "RING": comm.graphs["ring"], "PAT": comm.graphs["tree"],
+            "NVLS": comm.graphs["nvls"], "NVLS_TREE": comm.graphs["nvls"],
+            "COLLNET_DIRECT": comm.graphs["collnet"], "COLLNET_CHAIN": comm.graphs["collnet"]}[algo]
+
+
+def bus_bandwidth(func: str, algo: str, proto: str, comm: Comm) -> float:
+    """The tuner's bus bandwidth (GB/s) for one triple, before the conversion to nBytes."""
+    g = _graph(algo, comm)
+    cc, n2 = comm.arch, comm.n2
+    nch = g.channels
+    bw = g.bw_intra if comm.nodes <= 2 or algo.startswith("COLLNET") else g.bw_inter
+    if algo in ("NVLS", "NVLS_TREE"):
+        if nch < 2:
+            return 0.0
+        intra = g.bw_intra * T.NVLS_EFFICIENCY[cc] * (nch - 1) / nch
+        intra *= 2 if func == "AllReduce" else (comm.ppn - 1) / comm.ppn
+        inter = g.bw_inter * (2 if algo == "NVLS_TREE" and comm.nodes <= 2 else 1)
+        bw = min(intra, inter)
+        if algo == "NVLS_TREE":
+            bw = min(bw, T.NVLS_TREE_MAX_BW[cc][n2])
+    bus = nch * bw
+    ll_row = cc if comm.nodes == 1 else (1 if comm.profile.cpu == "amd" else 0)
+    ll_max = T.LL_MAX_BW[ll_row][n2]
+    if algo == "RING" and proto == "LL":
+        bus = min(ll_max, T.RING_LL_FACTOR * bus)
+    if algo == "RING" and proto == "LL128":
+        bus = min(T.RING_LL128_FACTOR * bus, nch * T.RING_LL128_MAX_BW[cc][n2])
+    if algo == "TREE" and func == "AllReduce":
+        bus = min(T.TREE_FACTOR * bus, nch * T.TREE_MAX_BW[cc][n2])
+    if algo == "TREE" and proto == "LL":
+        bus = min(bus / T.TREE_LL_DIVISOR, ll_max)
+    if algo == "TREE" and proto == "LL128":
+        factor = T.TREE_LL128_ONE_NODE if comm.nodes == 1 else T.TREE_LL128_MULTI_NODE
+        bus = min(bus * factor, nch * T.TREE_LL128_MAX_BW[cc][n2])
+    if algo == "TREE" and g.pattern == "tree":
+        bus *= T.TREE_PATTERN_PENALTY
+    if algo == "PAT":
+        bus *= T.PAT_FACTOR
+    if algo == "COLLNET_DIRECT":
+        if func in ("AllGather", "ReduceScatter"):
+            bus = comm.ppn * min(g.bw_intra, T.COLLNET_DIRECT_NET * g.bw_inter)
+        else:
+            f = comm.ppn / nch
+            bus = bus / (f - (f - 1) / 2)
+            if comm.profile.sm >= 90:
+                bus *= T.COLLNET_DIRECT_SM90
+    if algo in ("NVLS", "COLLNET_DIRECT") and func in ("AllGather", "ReduceScatter") and comm.nodes > 1:
+        bus = 0.0      # needs a CollNet plugin with all-gather / reduce-scatter, which we do not model
+    return bus
+
+
+def bandwidth(func: str, algo: str, proto: str, comm: Comm) -> float:
+    """The table's bandwidth (GB/s) against nBytes: bus bandwidth times nRanks/nsteps
+    (rings, NVLS, NVLS_TREE) or one half (trees, CollNet); all-gather and
+    reduce-scatter use the bus bandwidth as it is, except the ring."""
+    bus = bus_bandwidth(func, algo, proto, comm)
+    if func in ("AllGather", "ReduceScatter") and algo != "RING":
+        return bus
+    if algo in ("RING", "NVLS", "NVLS_TREE"):
+        return bus * comm.nranks / _nsteps(func, comm.nranks)
+    return bus * 0.5
+
+
+def latency(func: str, algo: str, proto: str, comm: Comm) -> float:
+    """The table's latency (us)."""
+    p = T.PROTOCOLS.index(proto)
+    nodes, ppn, n = comm.nodes, comm.ppn, comm.nranks
+    intra_lat = T.HW_LATENCY["NVLINK"][algo][p]
+    inter_lat = T.HW_LATENCY["NET"]["TREE" if ppn == 1 else algo][p]
+    lat = T.BASE_LATENCY[algo][p]
+    nsteps = _nsteps(func, n)
+    if algo == "RING" and func in ("AllReduce", "AllGather", "ReduceScatter"):
+        overhead = 0.0 if nodes == 1 else T.NET_OVERHEAD[comm.profile.cpu] * (3 if proto == "SIMPLE" else 1)
+        intra_lat = max(intra_lat, overhead)
+        n_inter = 0 if nodes == 1 else (2 * (nodes - 1) if func == "AllReduce" else nodes - 1)
+        return lat + (nsteps - n_inter) * intra_lat + n_inter * inter_lat
+    if algo == "RING":                       # broadcast, reduce: the ring graph has sameChannels
+        hw_class = "NET" if nodes > 1 else "NVLINK"
+        return lat + T.HW_LATENCY[hw_class]["RING"][p]
+    if algo == "TREE":
+        return lat + 2 * ((n // nodes - 1) * intra_lat + _log2i(nodes) * inter_lat)
+    if algo == "COLLNET_DIRECT":
+        return lat + 2 * (min(1, ppn - 1) * intra_lat + (ppn - 1) * T.COLLNET_ARITY_LATENCY) + inter_lat
+    if algo == "COLLNET_CHAIN":
+        return lat + 2 * (ppn - 1) * intra_lat + inter_lat
+    if algo == "NVLS":
+        return intra_lat + (inter_lat if nodes > 1 else 0.0)
+    if algo == "NVLS_TREE":
+        return lat + intra_lat + 2 * _log2i(nodes) * inter_lat
+    if algo == "PAT":
+        return lat + _log2i(nodes) * inter_lat / T.PAT_LOG_DIVISOR + T.PAT_LINEAR_LATENCY * n
+    raise CollectivesError(f"no latency model for {algo}")   # pragma: no cover
+
+
+def predict(collective, nbytes: int, comm: Comm, algorithm: str, protocol: str) -> Prediction | None:
+    """NCCL's time for one (algorithm, protocol), or None where NCCL would not run it."""
+    func = FUNCTIONS.get(Collective(collective).value)
+    if func is None:
+        raise CollectivesError(f"NCCL's tuner has no model for {collective}; its point-to-point "
+                               f"path is modelled in collectives_lib.nccl.p2p")
+    algo, proto = algorithm.upper(), protocol.upper()
+    if not _exists(func, algo, proto, comm):
+        return None
+    bus = bus_bandwidth(func, algo, proto, comm)
+    bw = bandwidth(func, algo, proto, comm)
+    if bw <= 0:
+        return None
+    lat = latency(func, algo, proto, comm)
+    log_size = _log2i(int(nbytes) >> 6)
+    if func == "AllReduce" and 0 <= log_size:
+        if algo == "TREE" and log_size < 23:
+            bw *= T.TREE_CORRECTION[proto][log_size]
+        if (algo == "NVLS_TREE" and log_size < 24 and comm.profile.sm >= 100
+                and comm.profile.cpu in ("intel", "amd")):
+            bw *= T.TREE_CORRECTION[proto][log_size]
+    if (algo == "RING" and proto == "SIMPLE" and func == "AllReduce" and comm.nodes > 1
+            and int(nbytes) // (comm.channels * comm.nranks) >= 64):
+        lat *= T.RING_PLATEAU[1 if comm.profile.sm >= 80 else 0]
+    time_us = lat + int(nbytes) / (1000.0 * bw)
+    if comm.dtype.startswith("float8") and algo == "RING" and comm.nranks > 8:
+        time_us *= 1024
+    if comm.nranks == 1:
+        time_us = 0.0
+    return Prediction(Collective(collective).value, algo, proto, int(nbytes), lat * 1e-6, bw * 1e9,
+                      bus * 1e9, time_us * 1e-6)
+
+
+def predict_all(collective, nbytes: int, comm: Comm) -> list[Prediction]:
+    """Every (algorithm, protocol) NCCL would consider, in its loop order."""
+    out = []
+    for algo in T.ALGORITHMS:
+        for proto in T.PROTOCOLS:
+            p = predict(collective, nbytes, comm, algo, proto)
+            if p is not None:
+                out.append(p)
+    return out
+
+
+def choose(collective, nbytes: int, comm: Comm) -> Prediction:
+    """NCCL's pick: the least time, ties to the earlier algorithm and protocol."""
+    best = None
+    for p in predict_all(collective, nbytes, comm):
+        if best is None or p.time < best.time:
+            best = p
+    if best is None:
+        raise CollectivesError(f"NCCL has no algorithm and protocol for {collective} here "
+                               f"(NCCL_ALGO={','.join(comm.algorithms)}, NCCL_PROTO={','.join(comm.protocols)})")
+    return best
+
