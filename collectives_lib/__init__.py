@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import importlib
 
-from . import analysis, builders, costs, hardware, scaling, units, workloads
-from .analysis import Choice, choose, estimate, time_flows
+from . import analysis, builders, costs, hardware, nccl, scaling, units, workloads
+from .analysis import Choice, choose, time_flows
+from .bounds import Bound, lower_bound
+from .models import Estimate, estimate
 from .collective import COLLECTIVES, Collective
 from .errors import CollectivesError, ScheduleError
 from .plan import algorithms, build
@@ -47,11 +49,11 @@ toc = (
                    "reduce_scatter_from", "all_reduce_from")),
     ("Building", ("build", "algorithms", "choose", "Choice")),
     ("Proving", ("replay", "replay_inputs", "check", "arrival_steps", "State")),
-    ("Timing", ("simulate", "simulate_sizes", "step_link_loads", "Result", "estimate",
-                "time_flows")),
+    ("Timing", ("estimate", "Estimate", "simulate", "simulate_sizes", "step_link_loads", "Result",
+                "time_flows", "lower_bound", "Bound")),
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
-    ("Modules", ("analysis", "builders", "costs", "hardware", "scaling", "units", "workloads",
+    ("Modules", ("analysis", "builders", "costs", "hardware", "nccl", "scaling", "units", "workloads",
                  "draw", "explore", "mpi", "cli")),
 )
 

@@ -30,6 +30,7 @@ from .errors import CollectivesError
 from .schedule import Schedule, Step, Traffic, boxes_array
 from .simulate import Result, simulate, simulate_sizes
 from .topology import Topology, Torus
+from .units import format_time
 
 
 @dataclass(frozen=True)
@@ -44,20 +45,42 @@ class Choice:
 # auto
 # ---------------------------------------------------------------------------
 
-#: The algorithms NCCL's tuner chooses among (not the textbook extras).
-NCCL_MENU = ("ring", "tree", "sharp", "multicast", "hierarchical", "chain", "binomial_tree")
+#: The algorithms NCCL runs (the ideal model's ``auto`` on GPU systems chooses among
+#: these, not the textbook extras such as recursive doubling).
+NCCL_MENU = ("ring", "tree", "binomial_tree", "sharp", "nvls", "nvls_tree", "multicast",
+             "hierarchical", "chain", "collnet_direct", "collnet_chain", "pat")
 
 
-def _tpu_choice(collective: Collective, topo: Torus, axes_i: list[int]) -> Choice:
-    if collective == "all_to_all":
-        if len(axes_i) == 1:
-            kind = axis_kind(topo, axes_i[0])
-            return Choice(kind, f"{kind} on axis {topo.axis_names[axes_i[0]]} "
-                                f"({'wraparound' if topo.wraparound[axes_i[0]] else 'no wraparound'})")
-        return Choice("direct", "every chip sends straight to every other; the ICI routes "
-                                "the messages dimension by dimension")
-    if collective in ("broadcast", "reduce"):
-        return Choice("binomial_tree", "log2(N) rounds")
+def _fastest(coll: Collective, topology: Topology, names, nbytes: int, axes, options,
+             why: str) -> Choice:
+    times = {}
+    for name in names:
+        sched = build_named(coll, topology, name, axes, options)
+        times[name] = simulate(sched, topology, nbytes).time
+    if not times:
+        raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
+    best = min(times, key=times.get)
+    listing = ", ".join(f"{k} {format_time(times[k])}" for k in sorted(times, key=times.get))
+    return Choice(best, f"{why} ({listing})")
+
+
+def _tpu_choice(coll: Collective, topo: Torus, axes, nbytes: int, options) -> Choice:
+    axes_i = list(topo.resolve_axes(axes))
+    applicable = [k for k, why in reasons(coll, topo, axes, options).items() if why is None]
+    if coll in ("broadcast", "reduce", "gather", "send"):
+        return _fastest(coll, topo, applicable, nbytes, axes, options,
+                        "the fastest in the ideal link model for this size")
+    if coll == "all_to_all":
+        if len(axes_i) > 1:
+            return Choice("direct", "every chip sends straight to every other; the ICI routes "
+                                    "the messages dimension by dimension")
+        kind = axis_kind(topo, axes_i[0])
+        if kind == "chain" and "direct" in applicable:
+            return _fastest(coll, topo, ["chain", "direct"], nbytes, axes, options,
+                            f"axis {topo.axis_names[axes_i[0]]} has no wraparound: sends by "
+                            f"distance or straight to each chip, whichever is faster")
+        return Choice(kind, f"{kind} on axis {topo.axis_names[axes_i[0]]} "
+                            f"({'wraparound' if topo.wraparound[axes_i[0]] else 'no wraparound'})")
     if len(axes_i) > 1:
         return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
                                     f"at once, keeping every ICI link busy")
@@ -69,34 +92,24 @@ def _tpu_choice(collective: Collective, topo: Torus, axes_i: list[int]) -> Choic
 
 def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=None,
            **options) -> Choice:
-    """The algorithm ``auto`` picks, and why.
+    """The algorithm ``auto`` picks in the ideal link model, and why.
 
     TPU tori: what XLA does (rings on axes with wraparound, chains without,
-    all axes at once). Switches and GPU clusters: like NCCL's tuner, the
-    applicable algorithm with the smallest predicted time for ``nbytes`` bytes.
+    all axes at once), and for broadcast, reduce, gather, send and all-to-all
+    on an axis without wraparound, whichever applicable schedule the model
+    times fastest. Switches and GPU clusters: like NCCL's tuner, the fastest of
+    the algorithms NCCL runs, in the ideal link model. (NCCL's own choice, with
+    its protocols, is :func:`estimate` with ``model="nccl"``.)
     """
     coll = as_collective(collective)
-    if coll == "gather":
-        return Choice("direct", "every block straight to the root")
-    if coll == "send":
-        return Choice("multipath" if isinstance(topology, Torus) else "direct",
-                      "split over link-disjoint paths" if isinstance(topology, Torus) else "one route")
-    if isinstance(topology, Torus):
-        return _tpu_choice(coll, topology, list(topology.resolve_axes(axes)))
     nbytes = 1 << 30 if nbytes is None else nbytes
+    if isinstance(topology, Torus):
+        return _tpu_choice(coll, topology, axes, nbytes, options)
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
-    if coll != "all_to_all":
+    if coll not in ("all_to_all", "send", "gather"):
         names = [k for k in names if k in NCCL_MENU] or names
-    times = {}
-    for name in names:
-        sched = build_named(coll, topology, name, axes, options)
-        times[name] = simulate(sched, topology, sched.round_size(nbytes)).time
-    if not times:
-        raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
-    best = min(times, key=times.get)
-    listing = ", ".join(f"{k} {times[k]:.3g} s" for k in sorted(times, key=times.get))
-    return Choice(best, f"fastest predicted by the cost model for this size, as NCCL's "
-                        f"tuner does ({listing})")
+    return _fastest(coll, topology, names, nbytes, axes, options,
+                    "fastest in the ideal link model for this size, as NCCL's tuner picks")
 
 
 def resolve(collective, topology: Topology, algorithm: str, nbytes: int | None, axes,
@@ -106,14 +119,6 @@ def resolve(collective, topology: Topology, algorithm: str, nbytes: int | None, 
     if name == "auto":
         return choose(collective, topology, nbytes, axes=axes, **options)
     return Choice(name, "as requested")
-
-
-def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto", *,
-             axes=None, overhead: float = 0.0, placement=None, **options) -> tuple[Result, Choice]:
-    """Build and simulate in one call; returns ``(result, choice)``."""
-    choice = resolve(collective, topology, algorithm, nbytes, axes, options)
-    sched = build_named(collective, topology, choice.algorithm, axes, options)
-    return simulate(sched, topology, nbytes, overhead=overhead, placement=placement), choice
 
 
 # ---------------------------------------------------------------------------

@@ -15,14 +15,16 @@ import argparse
 import json
 import sys
 
-from .analysis import choose
+import math
+
+from . import __version__, nccl
 from .builders import entries
 from .collective import COLLECTIVES, collective as as_collective
 from .errors import CollectivesError
+from .models import MODELS, Estimate, estimate, sweep
 from .plan import algorithms, build
-from .simulate import simulate
-from .topology import TOPOLOGY_HELP, Topology, Torus, parse_rate, parse_seconds, parse_topology
-from .units import format_bytes, format_rate, format_time, parse_size
+from .topology import TOPOLOGY_HELP, Topology, parse_rate, parse_seconds, parse_topology
+from .units import DTYPES, element_size, format_bytes, format_rate, format_time, parse_size
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, status 2
@@ -38,43 +40,94 @@ def _axes(text):
     return parts
 
 
-def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool = True) -> None:
+def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool = True,
+            model: bool = True) -> None:
     p.add_argument("--topology", "-t", required=True, help=TOPOLOGY_HELP)
     if collective:
         p.add_argument("--collective", "-c", required=True,
-                       help="one of " + ", ".join(COLLECTIVES))
+                       help="one of " + ", ".join(c.value for c in COLLECTIVES))
     p.add_argument("--algorithm", "-a", default="auto", help="an algorithm name, or auto")
     p.add_argument("--axes", help="mesh axes the collective spans, e.g. x or x,y (node, gpu on GPU clusters)")
     p.add_argument("--bandwidth", help="one-way bytes/s per link (replaces a preset's values)")
     p.add_argument("--latency", help="seconds per hop (replaces a preset's values), e.g. 1e-6 or 1us")
     p.add_argument("--oversubscription", type=float, default=1.0,
                    help="GPU clusters: leaf uplink oversubscription (1 = full fat tree)")
-    p.add_argument("--root", type=int, default=0, help="broadcast/reduce root; send source")
+    p.add_argument("--root", type=int, default=0, help="broadcast/reduce/gather root; send source")
     p.add_argument("--dst", type=int, help="send destination (default: the last rank)")
+    if model:
+        p.add_argument("--model", choices=MODELS, type=str.lower,
+                       help="nccl (NCCL's tuner: what nccl-tests measures; the default on GPU "
+                            "presets) or ideal (the links alone; the default elsewhere)")
+        p.add_argument("--protocol", "-p", type=str.upper, choices=("LL", "LL128", "SIMPLE"),
+                       help="NCCL's model: fix the protocol (default: NCCL's choice)")
+        p.add_argument("--nvls", choices=("on", "off"), help="NCCL's model: NVLink SHARP on or "
+                       "off (NCCL_NVLS_ENABLE); default on where the system has it")
+        p.add_argument("--dtype", "-d", default="float32", type=str.lower,
+                       help="element type, as nccl-tests' -d (default float32): " + ", ".join(DTYPES))
     if size:
         p.add_argument("--size", "-s", required=True,
-                       help="V, the whole array: bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G")
+                       help="nccl-tests' size: the buffer (all-reduce, broadcast, reduce), the "
+                            "gathered output (all-gather), the input (reduce-scatter), one rank's "
+                            "buffer (all-to-all); bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G")
+
+
+_EXAMPLES = {
+    "estimate": """examples:
+  collectives estimate -t dgx-h100:1 -c all_reduce -s 4GiB
+  collectives estimate -t dgx-h100:16 -c all_reduce -s 4MiB --protocol LL128
+  collectives estimate -t tpu-v5p:4x4x4 -c all_gather -s 1GiB --json
+  collectives estimate -t ring:8 --bandwidth 45e9 --latency 1us -c all_to_all -s 128MiB
+""",
+    "sweep": """examples:
+  collectives sweep -t dgx-h100:1 -c all_reduce -b 8 -e 8G -f 2        (as all_reduce_perf)
+  collectives sweep -t dgx-h100:1 -c all_reduce -b 8 -e 8G --nvls off
+  collectives sweep -t tpu-v5e:16x16 -c all_gather -b 1K -e 1G -f 4 --axes x
+""",
+    "algorithms": """examples:
+  collectives algorithms -t ring:6 --bandwidth 45e9 -c all_reduce
+  collectives algorithms -t dgx-h100:16 -c all_reduce -s 64MiB
+""",
+    "show": """examples:
+  collectives show -t ring:4 --bandwidth 1e9 -c all_reduce -a ring
+  collectives show -t tpu-v5e:2x2 -c all_gather --max-steps 4
+""",
+}
+_DESCRIPTIONS = {
+    "estimate": "Time one collective on a topology, as nccl-tests would report it (time, algbw, "
+                "busbw), with the lower bound beside it and the model that answered.",
+    "sweep": "A table over sizes from -b to -e, each -f times the last, like nccl-tests' *_perf "
+             "tools; auto may pick a different algorithm at each size, as NCCL does.",
+    "algorithms": "List the algorithms that apply to a collective on a topology, with a reason "
+                  "for each that does not, and the one auto picks.",
+    "show": "Print a schedule step by step: who sends which block to whom.",
+}
 
 
 def _make_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="collectives", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"collectives {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    p = sub.add_parser("estimate", help="time one collective")
+
+    def verb(name: str, help_text: str):
+        return sub.add_parser(name, help=help_text, description=_DESCRIPTIONS[name],
+                              epilog=_EXAMPLES[name],
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = verb("estimate", "time one collective")
     _common(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p = sub.add_parser("sweep", help="a table over sizes, like nccl-tests")
+    p = verb("sweep", "a table over sizes, like nccl-tests")
     _common(p, size=False)
     p.add_argument("-b", "--minbytes", default="8", help="smallest size (default 8)")
     p.add_argument("-e", "--maxbytes", default="128M", help="largest size (default 128M)")
     p.add_argument("-f", "--stepfactor", type=float, default=2.0, help="size multiplier (default 2)")
     p.add_argument("--json", action="store_true", help="print a JSON list")
-    p = sub.add_parser("algorithms", help="list algorithms that apply")
+    p = verb("algorithms", "list algorithms that apply")
     _common(p, size=False)
     p.add_argument("--size", "-s", help="size for auto's choice (default 1GiB)")
-    p = sub.add_parser("show", help="print a small schedule step by step")
-    _common(p, size=False)
-    p.add_argument("--max-steps", type=int, default=64)
+    p = verb("show", "print a small schedule step by step")
+    _common(p, size=False, model=False)
+    p.add_argument("--max-steps", type=int, default=64, help="steps to print (default 64)")
     p = sub.add_parser("run", help="run a schedule over MPI and compare with MPI's collective",
                        add_help=False)
     p.add_argument("rest", nargs=argparse.REMAINDER)
@@ -104,83 +157,118 @@ def _request(args):
     return topo, collective, _axes(args.axes), _options(args, collective)
 
 
+def _model_options(args) -> dict:
+    nvls = None if args.nvls is None else args.nvls == "on"
+    return {"model": args.model, "protocol": args.protocol, "dtype": args.dtype, "nvls": nvls}
+
+
+def _model_line(e: Estimate) -> str:
+    if e.model == "nccl":
+        return (f"NCCL's model (the tuner of NCCL {nccl.VERSION}): what nccl-tests would measure")
+    return "the ideal link model: the schedule timed on the links alone"
+
+
+def _algorithm_word(name: str) -> str:
+    word = str(name).strip().lower().replace("-", "_")
+    return "auto" if word == "auto" else word
+
+
 def _estimate(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     size = parse_size(args.size)
-    if args.algorithm == "auto":
-        choice = choose(collective, topo, size, axes=axes, **opts)
-        algorithm, why = choice.algorithm, f"auto: {choice.reason}"
-    else:
-        algorithm, why = args.algorithm, "as requested"
-    sched = build(collective, topo, algorithm, axes=axes, **opts)
-    result = simulate(sched, topo, size)
+    algorithm = _algorithm_word(args.algorithm)
+    e = estimate(collective, topo, size, algorithm, axes=axes, **_model_options(args), **opts)
+    why = f"auto: {e.reason}" if algorithm == "auto" else e.reason
     if args.json:
-        obj = result.as_dict()
-        obj.update({"topology": repr(topo), "algorithm": sched.algorithm, "why": why,
-                    "num_ranks": topo.num_ranks, "groups": sched.num_groups})
-        out.write(json.dumps(obj) + "\n")
+        out.write(json.dumps(e.as_dict(), allow_nan=False) + "\n")
         return 0
+    count = e.nbytes // element_size(e.dtype)
     rows = [
         ("topology", f"{topo!r} ({topo.num_ranks} ranks)"),
-        ("collective", collective + ("" if sched.num_groups == 1 else
-                                     f" over axes {','.join(axes or [])}: {sched.num_groups} "
-                                     f"groups of {sched.group_size} at once")),
-        ("algorithm", f"{sched.algorithm} ({why})"),
-        ("size", f"{format_bytes(size)} ({size} bytes)"),
-        ("time", format_time(result.time)
-         + ("" if result.time == result.time_unoverlapped else
-            f" (stages overlapped; {format_time(result.time_unoverlapped)} one after another)")),
-        ("steps", str(result.num_steps)),
-        ("algbw", format_rate(result.algbw)),
-        ("busbw", format_rate(result.busbw)),
-        ("latency part", format_time(result.latency_time)),
-        ("bottleneck", result.bottleneck),
+        ("collective", collective.value + ("" if e.num_groups == 1 else
+                                           f" over axes {','.join(axes or [])}: {e.num_groups} "
+                                           f"groups of {e.group_size} at once")),
+        ("model", _model_line(e)),
+        ("algorithm", f"{e.label} ({why})"),
+        ("size", f"{format_bytes(e.nbytes)} ({e.nbytes} bytes, {count} {e.dtype}"
+                 + (" per rank" if collective.layout == "pairs" else "") + ")"),
+        ("time", format_time(e.time)),
+        ("steps", str(e.num_steps)),
+        ("algbw", format_rate(e.algbw)),
+        ("busbw", format_rate(e.busbw)),
+        ("latency part", format_time(e.latency_time)),
+        ("lower bound", f"{format_time(e.bound.time)}: bandwidth {format_time(e.bound.bandwidth_time)} "
+                        f"({e.bound.bandwidth_reason}); latency {format_time(e.bound.latency_time)} "
+                        f"({e.bound.latency_reason})"),
+        ("efficiency", f"{e.efficiency:.0%} of the lower bound"),
     ]
+    if e.result is not None:
+        rows.append(("bottleneck", e.result.bottleneck))
+    if e.alternatives:
+        rows.append(("others", ", ".join(f"{a} {format_time(t)}" for a, t in e.alternatives[:6])))
+    if e.note:
+        rows.append(("note", e.note))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         out.write(f"{k:<{width}}  {v}\n")
     return 0
 
 
+#: A sweep prints at most this many sizes.
+MAX_SWEEP_ROWS = 1000
+
+
+def sweep_sizes(minbytes, maxbytes, stepfactor: float) -> list[int]:
+    """nccl-tests' sizes: from -b to -e, each -f times the last, as whole bytes, each once."""
+    lo, hi = parse_size(minbytes), parse_size(maxbytes)
+    if hi < lo:
+        raise CollectivesError(f"-e {maxbytes} is smaller than -b {minbytes}")
+    factor = float(stepfactor)
+    if not (factor > 1 and factor != float("inf")):
+        raise CollectivesError(f"-f must be a number > 1, got {stepfactor}")
+    expected = 1 + int(math.log(hi / lo) / math.log(factor) + 1e-9)
+    if expected > MAX_SWEEP_ROWS:
+        raise CollectivesError(
+            f"-b {minbytes} -e {maxbytes} -f {stepfactor} would make {expected} sizes; a sweep "
+            f"prints at most {MAX_SWEEP_ROWS}: use a larger -f")
+    sizes, s = [], float(lo)
+    while s <= hi * (1 + 1e-12):
+        size = int(round(s))
+        if not sizes or size != sizes[-1]:
+            sizes.append(size)
+        s *= factor
+    return sizes
+
+
 def _sweep(args, out) -> int:
     topo, collective, axes, opts = _request(args)
-    lo, hi = parse_size(args.minbytes), parse_size(args.maxbytes)
-    if hi < lo:
-        raise CollectivesError(f"-e {args.maxbytes} is smaller than -b {args.minbytes}")
-    if not args.stepfactor > 1:
-        raise CollectivesError(f"-f must be > 1, got {args.stepfactor}")
-    sizes = []
-    s = float(lo)
-    while s <= hi * (1 + 1e-12):
-        sizes.append(int(round(s)))
-        s *= args.stepfactor
-    algorithm = args.algorithm
-    if algorithm == "auto" and not isinstance(topo, Torus):
-        # NCCL may switch algorithm with size: choose per size
-        per_size = [choose(collective, topo, sz, axes=axes, **opts).algorithm for sz in sizes]
-    else:
-        chosen = choose(collective, topo, hi, axes=axes, **opts).algorithm if algorithm == "auto" else algorithm
-        per_size = [chosen] * len(sizes)
-    rows = []
-    cache = {}
-    for sz, alg in zip(sizes, per_size):
-        if alg not in cache:
-            cache[alg] = build(collective, topo, alg, axes=axes, **opts)
-        sched = cache[alg]
-        real = sched.round_size(sz)
-        r = simulate(sched, topo, real)
-        rows.append({"size_bytes": real, "algorithm": alg, "time_s": r.time, "steps": r.num_steps,
-                     "algbw": r.algbw, "busbw": r.busbw})
+    sizes = sweep_sizes(args.minbytes, args.maxbytes, args.stepfactor)
+    algorithm = _algorithm_word(args.algorithm)
+    rows = sweep(collective, topo, sizes, algorithm, axes=axes, **_model_options(args), **opts)
     if args.json:
-        out.write(json.dumps(rows) + "\n")
+        out.write(json.dumps([e.as_dict() for e in rows], allow_nan=False) + "\n")
         return 0
-    out.write(f"# {collective} on {topo!r}, {topo.num_ranks} ranks"
-              + (f", axes {','.join(axes)}" if axes else "") + "\n")
-    out.write(f"# {'size':>14} {'algorithm':>20} {'steps':>6} {'time':>12} {'algbw':>9} {'busbw':>9}\n")
-    out.write(f"# {'(B)':>14} {'':>20} {'':>6} {'(us)':>12} {'(GB/s)':>9} {'(GB/s)':>9}\n")
-    for row in rows:
-        out.write(f"  {row['size_bytes']:>14d} {row['algorithm']:>20} {row['steps']:>6d} "
-                  f"{row['time_s'] * 1e6:>12.2f} {row['algbw'] / 1e9:>9.2f} {row['busbw'] / 1e9:>9.2f}\n")
+    first = rows[0]
+    esize = element_size(first.dtype)
+    out.write(f"# {collective} on {topo!r}: {topo.num_ranks} ranks"
+              + (f", axes {','.join(axes)}: {first.num_groups} groups of {first.group_size}"
+                 if axes else "") + f"; {first.dtype}\n")
+    out.write(f"# {_model_line(first)}\n")
+    out.write(f"# lower bound: {first.bound.bandwidth_reason}; {first.bound.latency_reason}\n#\n")
+    out.write(f"# {'size':>12} {'count':>12} {'type':>8} {'algorithm':>22} {'time':>11} "
+              f"{'algbw':>8} {'busbw':>8} {'bound':>11} {'eff':>5}\n")
+    out.write(f"# {'(B)':>12} {'(elements)':>12} {'':>8} {'':>22} {'(us)':>11} "
+              f"{'(GB/s)':>8} {'(GB/s)':>8} {'(us)':>11} {'':>5}\n")
+    for e in rows:
+        label = e.algorithm + (f"/{e.protocol}" if e.protocol else "")
+        out.write(f"  {e.nbytes:>12d} {e.nbytes // esize:>12d} {e.dtype:>8} {label:>22} "
+                  f"{e.time * 1e6:>11.2f} {e.algbw / 1e9:>8.2f} {e.busbw / 1e9:>8.2f} "
+                  f"{e.bound.time * 1e6:>11.2f} {e.efficiency:>5.0%}\n")
+    notes = sorted({e.note for e in rows if e.note})
+    if notes:
+        uneven = sum(1 for e in rows if e.note)
+        out.write(f"# {uneven} of {len(rows)} sizes do not split evenly into whole elements per "
+                  f"slot; the largest slot sets their time\n")
     return 0
 
 
@@ -189,16 +277,17 @@ def _algorithms(args, out) -> int:
     size = parse_size(args.size) if args.size else 1 << 30
     table = algorithms(collective, topo, axes=axes, reasons=True, **opts)
     described = entries(collective)
-    choice = choose(collective, topo, size, axes=axes, **opts)
+    e = estimate(collective, topo, size, "auto", axes=axes, **_model_options(args), **opts)
     out.write(f"{collective} on {topo!r}" + (f" over axes {','.join(axes)}" if axes else "") + ":\n")
     for name, why in table.items():
         if why is None:
-            mark = "  (auto)" if name == choice.algorithm else ""
-            out.write(f"  {name:<20} {described[name].description}{mark}\n")
+            mark = "  (auto)" if name == e.algorithm else ""
+            nccl_name = f" [NCCL: {described[name].nccl}]" if described[name].nccl else ""
+            out.write(f"  {name:<20} {described[name].description}{nccl_name}{mark}\n")
     for name, why in table.items():
         if why is not None:
             out.write(f"  not {name}: {why}\n")
-    out.write(f"auto picks {choice.algorithm} for {format_bytes(size)}: {choice.reason}\n")
+    out.write(f"auto picks {e.label} for {format_bytes(size)} ({e.model} model): {e.reason}\n")
     return 0
 
 

@@ -26,6 +26,34 @@ _SUFFIXES = {
 
 _SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
+#: Element types and their sizes in bytes (nccl-tests' -d names and numpy's).
+DTYPES = {
+    "float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2, "float64": 8, "double": 8,
+    "int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+    "float8_e4m3": 1, "float8_e5m2": 1,
+}
+
+
+def element_size(dtype: str) -> int:
+    """Bytes per element of ``dtype`` (``"float32"`` is 4)."""
+    key = str(dtype).strip().lower()
+    if key not in DTYPES:
+        raise CollectivesError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    return DTYPES[key]
+
+
+def check_nbytes(nbytes, *, what: str = "size") -> int:
+    """``nbytes`` as a positive whole number of bytes, else a :class:`CollectivesError`."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)) and not hasattr(nbytes, "__index__"):
+        raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
+    value = float(nbytes)
+    if not math.isfinite(value) or value != math.floor(value):
+        raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
+    if value <= 0:
+        raise CollectivesError(f"{what} must be positive, got {nbytes!r} bytes")
+    return int(value)
+
+
 SIZE_HELP = (
     "an integer number of bytes, optionally with a suffix KB, MB, GB, TB (powers "
     "of 10), KiB, MiB, GiB, TiB (powers of 2) or K, M, G, T (powers of 2, as in "

@@ -53,7 +53,7 @@ def test_every_permutation_runs_at_full_rate_on_a_switch_but_not_on_a_mesh():
 
 def test_full_mesh_runs_collectives():
     mesh = cl.FullMesh(8, bandwidth=50e9)
-    r, _ = cl.estimate("all_reduce", mesh, 10**9, "ring")
+    r = cl.estimate("all_reduce", mesh, 10**9, "ring").result
     assert r.time == pytest.approx(cl.costs.ring_all_reduce(8, 1e9, 50e9))
 
 

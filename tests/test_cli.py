@@ -52,10 +52,15 @@ def test_latency_zero_isolates_the_bandwidth_term():
 def test_gpu_auto_picks_like_a_tuner():
     code, out, _ = run("estimate", "-t", "dgx-h100:1", "-c", "all_reduce", "-s", "8GB", "--json")
     obj = json.loads(out)
-    assert obj["algorithm"] == "sharp"
-    assert "fastest predicted" in obj["why"]
+    assert obj["model"] == "nccl" and (obj["algorithm"], obj["protocol"]) == ("nvls", "SIMPLE")
+    assert "NCCL's tuner picks it" in obj["why"]
     code, out, _ = run("estimate", "-t", "dgx-h100:16", "-c", "all_reduce", "-s", "1GB", "--json")
-    assert json.loads(out)["algorithm"] == "hierarchical"
+    assert json.loads(out)["nccl_algorithm"] == "NVLS_TREE"
+    code, out, _ = run("estimate", "-t", "dgx-h100:1", "-c", "all_reduce", "-s", "8GB", "--json",
+                       "--model", "ideal")
+    obj = json.loads(out)
+    assert obj["model"] == "ideal" and obj["algorithm"] == "sharp" and obj["protocol"] is None
+    assert "fastest in the ideal link model" in obj["why"]
 
 
 def test_sweep_table_parses():
@@ -65,17 +70,20 @@ def test_sweep_table_parses():
     rows = [line.split() for line in out.splitlines() if not line.startswith("#")]
     assert len(rows) == 9                       # 8, 32, ..., 512K
     sizes = [int(r[0]) for r in rows]
-    assert all(s % 6 == 0 for s in sizes)       # rounded down to whole shards, like nccl-tests
-    times = [float(r[3]) for r in rows]
+    assert sizes == [8 * 4**k for k in range(9)]   # every size as asked; uneven shards are noted
+    assert [int(r[1]) for r in rows] == [s // 4 for s in sizes] and {r[2] for r in rows} == {"float32"}
+    times = [float(r[4]) for r in rows]
     assert times == sorted(times)
+    assert "sizes do not split evenly" in out
 
 
 def test_sweep_json():
     code, out, _ = run("sweep", "-t", "dgx-h100:1", "-c", "all_reduce", "-b", "1K", "-e", "1G",
                        "-f", "32", "--json")
     rows = json.loads(out)
-    assert rows[0]["algorithm"] in ("tree", "sharp", "ring")
-    assert rows[-1]["algorithm"] == "sharp"
+    assert (rows[0]["algorithm"], rows[0]["protocol"]) == ("ring", "LL")
+    assert rows[-1]["algorithm"] == "nvls"
+    assert all(r["lower_bound"]["time_s"] <= r["time_s"] for r in rows)
 
 
 def test_algorithms_lists_and_explains():

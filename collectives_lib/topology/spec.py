@@ -23,9 +23,11 @@ from .torus import Chain, Ring, Torus, mesh
 from .tpu import parse_shape, tpu_pod, tpu_slice
 
 TOPOLOGY_HELP = (
-    "ring:N, chain:N, torus:AxB[xC], mesh:AxB[xC], switch:N (these need --bandwidth); "
+    "ring:N, chain:N, torus:AxB[xC], mesh:AxB[xC], switch:N (switch:N:sharp reduces in the "
+    "network; these need --bandwidth); "
     "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod); "
-    "dgx-h100:M, dgx-b200:M, gb200-nvl72:M (M nodes or racks)"
+    "dgx-a100:M, dgx-h100:M, dgx-h200:M, dgx-b200:M, gb200-tray:M, gb200-nvl72:M (M nodes, "
+    "trays or racks)"
 )
 
 
@@ -76,6 +78,12 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
     if ":" not in text:
         raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
     kind, arg = text.split(":", 1)
+    sharp = False
+    if arg.endswith(":sharp"):
+        arg, sharp = arg[: -len(":sharp")], True
+        if kind != "switch":
+            raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
+                                   f"switch:N, not to {kind}")
     generic = {"ring", "chain", "torus", "mesh", "switch"}
     if kind in generic:
         if bandwidth is None:
@@ -93,7 +101,7 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
                 return Ring(n, bandwidth=bandwidth, latency=lat)
             if kind == "chain":
                 return Chain(n, bandwidth=bandwidth, latency=lat)
-            return Switch(n, bandwidth=bandwidth, latency=lat)
+            return Switch(n, bandwidth=bandwidth, latency=lat, in_network=sharp)
         dims = parse_shape(arg)
         if kind == "torus":
             return Torus(dims, True, bandwidth=bandwidth, latency=lat)
@@ -114,7 +122,11 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
         except ValueError:
             raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
         check_num_ranks(m, what="number of nodes M")
-        if m == 1 and oversubscription == 1.0:
+        if m == 1:
+            if oversubscription != 1.0:
+                raise CollectivesError(
+                    f"--oversubscription sets the fabric between nodes; {kind}:1 is one node with "
+                    f"none (use {kind}:M with M >= 2 nodes)")
             return nvswitch_node(kind, bandwidth=bandwidth, latency=latency)
         return GpuCluster(kind, m, oversubscription=oversubscription,
                           nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,

@@ -51,8 +51,12 @@ class Switch(Topology):
                 self.reduce_flops, self.name, self.agent_latency_)
 
     def __repr__(self) -> str:
+        if self.name in hw.GPU_SYSTEMS:
+            full = hw.gpu_system(self.name).gpus_per_node
+            gpus = "" if self.num_ranks == full else f", gpus={self.num_ranks}"
+            return f"nvswitch_node({self.name!r}{gpus})"
         if self.name:
-            return f"nvswitch_node({self.name!r})" if self.name in hw.GPU_SYSTEMS else f"Switch({self.num_ranks}, name={self.name!r})"
+            return f"Switch({self.num_ranks}, name={self.name!r})"
         extra = ", in_network=True" if self.in_network else ""
         return (f"Switch({self.num_ranks}, bandwidth={fmt(self.bandwidth)}, "
                 f"latency={fmt(self.latency)}{extra})")
@@ -117,13 +121,17 @@ def resolve_switch_axes(axes) -> None:
         )
 
 
-def nvswitch_node(system: str = "dgx-h100", *, bandwidth: float | None = None,
-                  latency: float | None = None) -> Switch:
+def nvswitch_node(system: str = "dgx-h100", *, gpus: int | None = None,
+                  bandwidth: float | None = None, latency: float | None = None) -> Switch:
     """One NVLink/NVSwitch scale-up domain: ``"dgx-h100"`` (8 GPUs at 450 GB/s
-    each way), ``"dgx-b200"`` or ``"gb200-nvl72"`` (72 GPUs)."""
+    each way), ``"dgx-b200"`` or ``"gb200-nvl72"`` (72 GPUs); ``gpus`` uses only
+    some of its GPUs (a communicator of 4 of a node's 8)."""
     s = hw.gpu_system(system)
+    n = s.gpus_per_node if gpus is None else check_num_ranks(gpus, what="number of GPUs")
+    if n > s.gpus_per_node:
+        raise CollectivesError(f"{s.name} has {s.gpus_per_node} GPUs per node, not {n}")
     return Switch(
-        s.gpus_per_node,
+        n,
         bandwidth=float(s.nvlink_bandwidth) if bandwidth is None else bandwidth,
         latency=float(s.nvlink_latency) if latency is None else latency,
         link_class="nvlink",

@@ -1,0 +1,253 @@
+"""Lower bounds: how fast a collective could possibly be on a topology.
+
+Two bounds, both from the topology's links alone (no algorithm, no protocol):
+
+* **bandwidth**: a part of the ranks (one rank, one node, one Scalable Unit,
+  half of a torus) must receive, or send, a certain share of the data over
+  the links that cross its boundary. An all-gather's rank must receive the
+  other ranks' blocks, ``(N-1)/N`` of V; an all-reduce moves at least
+  ``2(m-1)/m`` of V across the boundaries of m equal parts unless the network
+  between them adds (NVLS, SHARP: then V each way); an all-to-all sends
+  ``k(N-k)/N`` of one rank's buffer out of a part of k ranks. The bound is the
+  largest of these times over the parts tried, and it names the part.
+* **latency**: a rank needs data from the farthest member of its group, so no
+  collective finishes before the latency of that route (the diameter).
+
+Only links between members of the group (and the switches on their routes)
+count: a collective over one axis of a torus uses that axis's links, a
+data-parallel group over the nodes of a GPU cluster (one GPU per node) its NICs.
+
+>>> import collectives_lib as cl
+>>> b = lower_bound("all_gather", cl.Ring(8, bandwidth=45e9, latency=1e-6), 2**30)
+>>> round(b.bandwidth_time * 1e3, 3), round(b.latency_time * 1e6, 1)
+(10.437, 4.0)
+
+Introduced in the chapter *A first look* (every estimate prints its bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .builders import group_for
+from .collective import Collective
+from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
+from .units import format_rate, format_time
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The lower bound on a collective's time, and what sets it."""
+
+    time: float
+    bandwidth_time: float
+    bandwidth_reason: str
+    latency_time: float
+    latency_reason: str
+    in_network: bool = False
+
+    def efficiency(self, time: float) -> float:
+        """The bound as a share of ``time`` (1: the bound is reached)."""
+        return self.time / time if time > 0 else 1.0
+
+    def as_dict(self) -> dict:
+        return {"time_s": self.time, "bandwidth_time_s": self.bandwidth_time,
+                "bandwidth_reason": self.bandwidth_reason, "latency_time_s": self.latency_time,
+                "latency_reason": self.latency_reason, "in_network": self.in_network}
+
+    def __str__(self) -> str:
+        return (f"{format_time(self.time)} (bandwidth {format_time(self.bandwidth_time)}: "
+                f"{self.bandwidth_reason}; latency {format_time(self.latency_time)}: "
+                f"{self.latency_reason})")
+
+
+def _relevant(topology: Topology, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(vertex mask, link mask): the group's ranks, the switches on routes between
+    them, and the links among those vertices."""
+    links = topology.links
+    inside = np.zeros(topology.num_vertices, dtype=bool)
+    inside[members] = True
+    if len(members) > 1:
+        src = np.concatenate([np.full(len(members) - 1, members[0]), members[1:]])
+        dst = np.concatenate([members[1:], np.full(len(members) - 1, members[0])])
+        r = topology.routes(src, dst)
+        ends = np.concatenate([links.src[r.inc_link], links.dst[r.inc_link]])
+        inside[ends[ends >= topology.num_ranks]] = True
+    use = inside[links.src] & inside[links.dst]
+    return inside, use
+
+
+def _crossing(topology: Topology, part: np.ndarray, use: np.ndarray) -> tuple[float, float]:
+    """(bandwidth out of, bandwidth into) a set of vertices, over the links in ``use``."""
+    links = topology.links
+    s = np.zeros(topology.num_vertices, dtype=bool)
+    s[part] = True
+    out = use & s[links.src] & ~s[links.dst]
+    into = use & ~s[links.src] & s[links.dst]
+    return float(links.bandwidth[out].sum()), float(links.bandwidth[into].sum())
+
+
+def _crossing_each(topology: Topology, ranks: np.ndarray, use: np.ndarray) -> tuple[float, float]:
+    """The smallest bandwidth out of, and into, any single one of ``ranks``."""
+    links = topology.links
+    out = np.bincount(links.src[use], weights=links.bandwidth[use], minlength=topology.num_vertices)
+    into = np.bincount(links.dst[use], weights=links.bandwidth[use], minlength=topology.num_vertices)
+    return float(out[ranks].min()), float(into[ranks].min())
+
+
+def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], inside: np.ndarray,
+           root: int | None):
+    """(name, vertex set, ranks in it, number of such parts) for the partitions worth
+    trying; for a rooted collective, the root alone and another rank alone."""
+    n = len(members)
+    if root is None:
+        yield "each rank", members, 1, n          # every rank alone (see _crossing_each)
+    else:
+        yield f"rank {root}", np.array([root]), 1, n
+        other = members[members != root]
+        if len(other):
+            yield f"rank {int(other[0])}", other[:1], 1, n
+    if isinstance(topology, Torus):
+        coords = np.stack(np.unravel_index(members, topology.dims), axis=1)
+        for a in axes:
+            d = topology.dims[a]
+            if d >= 2:
+                half = members[coords[:, a] < d // 2]
+                yield f"half of axis {topology.axis_names[a]}", half, len(half), 2
+    elif isinstance(topology, GpuCluster) and axes == (0, 1) and topology.num_nodes > 1:
+        g = topology.gpus_per_node
+        node = np.concatenate([members[:g], [topology.nvswitch_node(0)]])
+        yield "each node", node, g, topology.num_nodes
+        if topology.num_sus > 1:
+            per = topology.nodes_per_su
+            su = np.arange(topology.num_vertices)
+            mask = np.zeros(topology.num_vertices, dtype=bool)
+            mask[: per * g] = True
+            mask[topology.num_ranks: topology.num_ranks + per] = True
+            mask[[topology.leaf_node(0, r) for r in range(topology.rails)]] = True
+            yield "each Scalable Unit", su[mask & inside], per * g, topology.num_sus
+    elif isinstance(topology, GpuCluster) and axes == (0,) and topology.num_sus > 1:
+        per = topology.nodes_per_su
+        first = members[:per]
+        yield "each Scalable Unit", np.concatenate([first, [topology.leaf_node(0, 0)]]), per, topology.num_sus
+    elif isinstance(topology, TpuSystem) and topology.num_slices > 1 and not axes[1:] == ():
+        per = topology.chips_per_slice
+        hosts = topology.num_ranks + np.arange(topology.hosts_per_slice)
+        yield "each slice", np.concatenate([np.arange(per), hosts]), per, topology.num_slices
+
+
+def _reduces_between(topology: Topology, part_name: str, axes) -> bool:
+    if part_name.startswith("each rank") or part_name.startswith("rank "):
+        if isinstance(topology, Switch):
+            return topology.in_network
+        if isinstance(topology, GpuCluster) and 1 in axes:
+            return topology.system.nvls      # the ranks of a node meet in an NVSwitch that adds
+    if isinstance(topology, GpuCluster) and part_name != "each rank":
+        return bool(getattr(topology, "sharp", False))
+    return False
+
+
+def _needs(coll: Collective, V: float, n: int, k: int, m: int, in_network: bool,
+           root_inside: bool) -> tuple[float, float]:
+    """(bytes a part of k of the n ranks must send out, bytes it must receive)."""
+    if coll == "all_gather":
+        return 0.0, (n - k) / n * V
+    if coll == "reduce_scatter":
+        return (n - k) / n * V, 0.0
+    if coll == "all_reduce":
+        move = V if in_network else 2 * (m - 1) / m * V
+        return (move, move) if m > 1 else (0.0, 0.0)
+    if coll == "all_to_all":
+        move = k * (n - k) / n * V
+        return move, move
+    if coll == "broadcast":
+        return (V, 0.0) if root_inside else (0.0, V)
+    if coll == "reduce":
+        return (0.0, V) if root_inside else (V, 0.0)
+    if coll == "gather":
+        return (0.0, (n - k) / n * V) if root_inside else (k / n * V, 0.0)
+    return 0.0, 0.0
+
+
+def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The latency of the route of each flow (the longer half where a flow splits)."""
+    r = topology.routes(src, dst)
+    per_sub = np.bincount(r.inc_sub, weights=topology.links.latency[r.inc_link],
+                          minlength=len(r.sub_flow))
+    out = np.zeros(len(src))
+    np.maximum.at(out, r.sub_flow, per_sub)
+    return out
+
+
+def lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
+                src: int | None = None, dst: int | None = None) -> Bound:
+    """The lower bound on ``collective`` of ``nbytes`` (nccl-tests' size) over ``axes``."""
+    return lower_bounds(collective, topology, [nbytes], axes=axes, root=root, src=src, dst=dst)[0]
+
+
+def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int = 0,
+                 src: int | None = None, dst: int | None = None) -> list[Bound]:
+    """:func:`lower_bound` for many sizes: the cuts are found once (the bandwidth
+    bound grows in proportion to the size, the latency bound does not)."""
+    one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
+    return [Bound(max(one.bandwidth_time * float(v), one.latency_time), one.bandwidth_time * float(v),
+                  one.bandwidth_reason, one.latency_time, one.latency_reason, one.in_network)
+            for v in sizes]
+
+
+def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
+                 src: int | None = None, dst: int | None = None) -> Bound:
+    coll = Collective(collective)
+    group, groups = group_for(coll, topology, axes)
+    members = np.asarray(groups[0], dtype=np.int64)
+    n = len(members)
+    if coll == "send":
+        s = members[0] if src is None else int(src)
+        d = members[-1] if dst is None else int(dst)
+        links = topology.links
+        capacity = topology.cut_bandwidth([s], [d]) if topology.num_vertices <= 20000 else min(
+            float(links.bandwidth[links.src == s].sum()), float(links.bandwidth[links.dst == d].sum()))
+        lat = float(_latencies(topology, np.array([s]), np.array([d]))[0])
+        bw_t = float(nbytes) / capacity if capacity > 0 else 0.0
+        return Bound(max(bw_t, lat), bw_t, f"the cut between rank {s} and rank {d} carries "
+                     f"{format_rate(capacity)}", lat, f"the route from rank {s} to rank {d}")
+    V = float(nbytes)
+    inside, use = _relevant(topology, members)
+    best, why = 0.0, "nothing needs to move"
+    any_network = False
+    root_rank = int(members[root]) if coll.rooted and 0 <= root < n else int(members[0])
+    for name, part, k, m in _parts(topology, members, group.axes, inside,
+                                   root_rank if coll.rooted else None):
+        in_network = coll == "all_reduce" and _reduces_between(topology, name, group.axes)
+        root_inside = bool(np.isin(root_rank, part)) and name != "each rank"
+        send, recv = _needs(coll, V, n, k, m, in_network, root_inside)
+        if name == "each rank":               # the rank with the fewest links sets the bound
+            # on a torus every vertex is a rank, so every rank's links are known; elsewhere
+            # the switches found are those on rank 0's routes, so rank 0 stands for all
+            who = part if isinstance(topology, Torus) else part[:1]
+            out_bw, in_bw = _crossing_each(topology, who, use)
+        else:
+            out_bw, in_bw = _crossing(topology, part, use)
+        for need, bw, verb in ((send, out_bw, "send"), (recv, in_bw, "receive")):
+            if need > 0 and bw > 0 and need / bw > best:
+                best = need / bw
+                any_network = in_network
+                share = need / V
+                unit = "a rank's buffer" if coll == "all_to_all" else "the size"
+                what = unit if abs(share - 1) < 1e-12 else f"{share:.4g} x {unit}"
+                why = (f"{name} must {verb} {what} over {format_rate(bw)} of links"
+                       + (" (the network reduces between them)" if in_network else ""))
+    # the farthest member
+    if n > 1:
+        others = members[1:] if not coll.rooted else np.setdiff1d(members, [root_rank])
+        start = members[0] if not coll.rooted else root_rank
+        there = _latencies(topology, np.full(len(others), start), others)
+        back = _latencies(topology, others, np.full(len(others), start))
+        lat = float(max(there.max(initial=0.0), back.max(initial=0.0)))
+        lat_why = (f"the farthest rank from rank {int(start)} is {format_time(lat)} of links away"
+                   if lat > 0 else "the links have no latency")
+    else:
+        lat, lat_why = 0.0, "one rank: nothing to wait for"
+    return Bound(max(best, lat), best, why, lat, lat_why, any_network)
