@@ -52,11 +52,11 @@ from typing import Any
 
 import numpy as np
 
-from . import hardware as hw
-from .errors import CollectivesError
-from .schedule import Schedule, expand_box
-from .topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
-from .units import format_bytes, format_rate, format_time
+from .. import hardware as hw
+from ..errors import CollectivesError
+from ..schedule import Schedule, expand_box
+from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
+from ..units import format_bytes, format_rate, format_time
 
 __all__ = [
     "FIGURE_WIDTH", "FIGURE_HEIGHT", "DPI", "RANK_COLORS", "RANK_HATCHES", "EMPTY_COLOR",
@@ -273,7 +273,7 @@ def show(figure: Any, alt: str | None = None, *, compact: bool = True,
     more. ``compact`` quantises the PNG to 256 colours (flat book figures
     lose nothing and weigh a third).
     """
-    from .explore import render_png
+    from ..explore import render_png
 
     if isinstance(figure, Mapping):
         alt = alt or figure.get("alt")
@@ -892,7 +892,7 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
         raise CollectivesError(f"draw_slice_in_pod needs a TPU slice, not {slice_topology!r}")
     gen = slice_topology.generation
     if pod is None:
-        from .topology import tpu_pod
+        from ..topology import tpu_pod
 
         pod = tpu_pod(gen.name)
     shape = slice_topology.dims
@@ -1673,7 +1673,7 @@ def _lowest_bit(c: np.ndarray) -> np.ndarray:
 def _states(schedule: Schedule, states=None):
     if states is not None:
         return states
-    from .replay import replay
+    from ..replay import replay
 
     return replay(schedule, elements=1)
 
@@ -2185,7 +2185,7 @@ def _schedule_name(schedule: Schedule) -> str:
 
 def _step_player(schedule: Schedule, frame, *, fps: float, alt: str, title: str):
     """A player with one frame before step 1 and one after each step, captioned."""
-    from .explore import animation
+    from ..explore import animation
 
     K = schedule.num_steps
     captions = [_step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]
@@ -2213,7 +2213,7 @@ def _time_axis(axis) -> None:
 
 
 def _schedules_for(topology, collective, algorithms, schedules, axes):
-    from .collectives import algorithms as list_algorithms, build
+    from ..collectives import algorithms as list_algorithms, build
 
     if schedules is not None:
         return dict(schedules)
@@ -2227,7 +2227,7 @@ def _schedules_for(topology, collective, algorithms, schedules, axes):
 
 def _fit_alpha_beta(schedule, topology, sizes):
     """(latency term L in s, seconds per byte B) of t(V) ~ L + B V, from the simulator."""
-    from .simulate import simulate_sizes
+    from ..simulate import simulate_sizes
 
     big = np.array([1e12, 2e12])
     t0 = float(simulate_sizes(schedule, topology, np.array([0.0]))[0])
@@ -2255,7 +2255,7 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
     "crossovers": {label: V*}, "switches": [(size, from, to)], "regimes":
     [latency span, bandwidth span], "figure", "axes", "alt"}``.
     """
-    from .simulate import simulate_sizes
+    from ..simulate import simulate_sizes
 
     scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
     if not scheds:
@@ -2356,8 +2356,8 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     Returns ``{"lines": {(label, "algbw" | "busbw"): Line2D}, "figure",
     "axes", "alt"}``.
     """
-    from .schedule import BUSBW_FACTORS
-    from .simulate import simulate_sizes
+    from ..schedule import BUSBW_FACTORS
+    from ..simulate import simulate_sizes
 
     scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
     if sizes is None:
@@ -2416,7 +2416,7 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
     """
     from matplotlib.patches import Patch
 
-    from .simulate import simulate
+    from ..simulate import simulate
 
     r = result if result is not None else simulate(schedule, topology, nbytes)
     fig, ax = _axes(ax, 3.0 if ax is None else None)
@@ -2490,7 +2490,7 @@ def draw_link_loads(topology: Topology, values=None, ax=None, *, schedule: Sched
     Returns the topology drawing's dict plus ``"values"``, ``"bottleneck"``
     (link id) and ``"bottleneck_label"``.
     """
-    from .simulate import simulate, step_link_loads
+    from ..simulate import simulate, step_link_loads
 
     title = None
     if values is None:
@@ -3041,7 +3041,7 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
 
     Introduced in the chapter *Moving bytes*.
     """
-    from .explore import animation
+    from ..explore import animation
 
     total = hops * packets
     pipe = hops + packets - 1
