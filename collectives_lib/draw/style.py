@@ -1,0 +1,117 @@
+"""The book's one palette and size rule: colours per rank, operation, link class and
+stage, line styles and hatches, the figure size, and named font sizes by role.
+
+Importing this module does not import matplotlib; the few helpers that need
+colour conversion import it when called.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+#: Width of every book figure in inches (700 px at :data:`DPI`).
+FIGURE_WIDTH = 7.0
+#: Default height in inches.
+FIGURE_HEIGHT = 3.2
+#: Resolution of the PNGs the book shows.
+DPI = 100
+
+TEXT_COLOR = "#1f2328"
+MUTED_COLOR = "#57606a"
+FAINT_COLOR = "#c9ced6"
+NODE_COLOR = "#eef1f4"
+
+#: One colour per rank / chunk origin: Paul Tol's muted scheme (colour-blind safe).
+RANK_COLORS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE",
+               "#882255", "#44AA99", "#999933", "#AA4499")
+#: Rank ``r`` is drawn in ``RANK_COLORS[r % 9]`` with ``RANK_HATCHES[r // 9 % 6]``.
+RANK_HATCHES = ("", "/", "-", "x", "\\", "|")
+
+# The strokes that draw each hatch inside a unit cell (buffers draw them as lines:
+# matplotlib's own hatching is far too slow for thousands of slots).
+HATCH_STROKES = {
+    "/": [((0, 0), (1, 1))], "-": [((0, 0.5), (1, 0.5))], "x": [((0, 0), (1, 1)), ((0, 1), (1, 0))],
+    "\\": [((0, 1), (1, 0))], "|": [((0.5, 0), (0.5, 1))],
+}
+#: An empty slot.
+EMPTY_COLOR = "#ffffff"
+
+#: Copy versus reduce: a colour and a line style each (Okabe-Ito blue and vermillion).
+OP_COLORS = {"copy": "#0072B2", "reduce": "#D55E00"}
+OP_LINESTYLES = {"copy": "-", "reduce": (0, (4, 2))}
+
+#: One colour per link class (Okabe-Ito), in ``topology.LINK_CLASSES`` terms.
+LINK_COLORS = {"ici": "#009E73", "nvlink": "#E69F00", "ib": "#CC79A7",
+               "pcie": "#8C5A2B", "dcn": "#555555", "link": "#7F7F7F"}
+LINK_LINESTYLES = {"ici": "-", "nvlink": "-", "ib": "-", "pcie": (0, (1, 1.5)),
+                   "dcn": (0, (6, 2, 1, 2)), "link": "-"}
+LINK_LABELS = {"ici": "ICI", "nvlink": "NVLink", "ib": "InfiniBand", "pcie": "PCIe",
+               "dcn": "DCN", "link": "link"}
+#: Wraparound links of a torus: the class colour, this dash.
+WRAP_LINESTYLE = (0, (2.0, 1.2))
+
+#: Stages of a schedule (Tol's bright scheme) and a hatch per stage.
+STAGE_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
+STAGE_HATCHES = ("", "///", "...", "xx", "\\\\\\", "oo", "++")
+
+#: Algorithms in cost plots: (colour, line style, marker), in order.
+ALGORITHM_STYLES = (
+    ("#4477AA", "-", "o"), ("#EE6677", "--", "s"), ("#228833", "-.", "^"),
+    ("#AA3377", ":", "D"), ("#CCBB44", "-", "v"), ("#66CCEE", "--", "P"),
+    ("#555555", "-.", "X"), ("#882255", ":", "*"),
+)
+
+#: Colour map for link loads: light (idle) to dark (busiest); a slice of
+#: matplotlib's perceptually uniform, colour-blind-safe ``magma_r``.
+LOAD_CMAP = "magma_r"
+_LOAD_RANGE = (0.08, 0.92)
+
+TIER_COLORS = {"chip": "#332288", "memory": "#88CCEE"}  # bandwidth ladder tiers
+
+#: Colours and styles of the routes in :func:`draw_route`.
+PATH_STYLES = (("#D55E00", "-"), ("#0072B2", "--"), ("#009E73", "-."), ("#CC79A7", ":"))
+#: Colour of a highlighted route and of the packet on it.
+ROUTE_COLOR = "#D55E00"
+
+
+def rank_color(rank: int) -> str:
+    """The colour of rank (or chunk origin) ``rank``."""
+    return RANK_COLORS[int(rank) % len(RANK_COLORS)]
+
+
+def rank_hatch(rank: int) -> str:
+    """The hatch that tells apart ranks that share a colour ('' for ranks 0..8)."""
+    return RANK_HATCHES[(int(rank) // len(RANK_COLORS)) % len(RANK_HATCHES)]
+
+
+def op_name(code: int) -> str:
+    """``"copy"`` or ``"reduce"`` for a transfer's op code (``Traffic.op``: 0 or 1)."""
+    return "copy" if int(code) == 0 else "reduce"
+
+
+def text_on(color) -> str:
+    """Dark or white text, whichever reads better on ``color``."""
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color)
+    lum = 0.2126 * r ** 2.2 + 0.7152 * g ** 2.2 + 0.0722 * b ** 2.2
+    return TEXT_COLOR if lum > 0.22 else "white"
+
+
+def tint(color, amount: float = 0.25) -> tuple[float, float, float]:
+    """``color`` mixed with white: ``amount`` of the colour (0: white, 1: the colour)."""
+    from matplotlib.colors import to_rgb
+
+    rgb = np.array(to_rgb(color))
+    return tuple(1 - amount * (1 - rgb))
+
+
+def load_cmap():
+    """The colour map of :data:`LOAD_CMAP`, cut to the range that stays visible on white."""
+    import matplotlib as mpl
+    from matplotlib.colors import ListedColormap
+
+    base = mpl.colormaps[LOAD_CMAP]
+    return ListedColormap(base(np.linspace(*_LOAD_RANGE, 256)), name="collectives_load")
+
