@@ -30,7 +30,9 @@ never re-chosen per figure):
 
 One size rule: :data:`FIGURE_WIDTH` inches at :data:`DPI` (700 px, the
 width of the sphinx-book-theme page column), ``layout="constrained"`` and a
-white background, so the PNG reads as a card in the site's dark mode too.
+white background, so the PNG reads as a card in the site's dark mode too;
+font sizes by role from :data:`FONT` (``FONT["title"]``, ``FONT["label"]``,
+``FONT["annotation"]``...), never written as numbers.
 
 Counting artists (what the tests check): schedule drawings return
 ``"arrows"``, a LineCollection with one path per transfer of the step
@@ -66,10 +68,10 @@ from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_anima
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
-from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, LINK_COLORS,
-                    LINK_LABELS, LINK_LINESTYLES, LOAD_CMAP, MUTED_COLOR, NODE_COLOR, OP_COLORS, OP_LINESTYLES,
-                    PATH_STYLES, RANK_COLORS, RANK_HATCHES, ROUTE_COLOR, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR,
-                    WRAP_LINESTYLE, rank_color, rank_hatch)
+from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, FONT,
+                    LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, LOAD_CMAP, MUTED_COLOR, NODE_COLOR, OP_COLORS,
+                    OP_LINESTYLES, PATH_STYLES, RANK_COLORS, RANK_HATCHES, ROUTE_COLOR, STAGE_COLORS,
+                    STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE, rank_color, rank_hatch)
 from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
 

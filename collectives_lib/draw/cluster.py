@@ -11,7 +11,8 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..schedule import Schedule
-from .style import LINK_COLORS, MUTED_COLOR, OP_COLORS, OP_LINESTYLES, op_name, rank_color, text_on, tint
+from .style import (FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, OP_LINESTYLES, op_name, rank_color, text_on,
+                    tint)
 from .figure import axes_for, blank, new_figure, panel_axes
 from .layout import arrow_heads, cluster_layout, rects
 from .schedule import draw_buffers, replay_states, schedule_name, step_caption, step_player, step_title
@@ -59,7 +60,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
         x0 = m * pitch - 0.5
         ax.add_patch(FancyBboxPatch((x0, -1.15), g, 1.55, boxstyle="round,pad=0.02,rounding_size=0.15",
                                     facecolor="white", edgecolor=LINK_COLORS["nvlink"], lw=1.3, zorder=0.5))
-        ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=7.5,
+        ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=FONT["tick"],
                 color=MUTED_COLOR, zorder=1)
     # leaves and their NIC wires (faint)
     wires = []
@@ -72,7 +73,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
                             linewidths=1.1, zorder=3)
     ax.add_collection(leaves, autolim=False)
     for i, p in enumerate(leaf_pos):
-        ax.text(*p, f"leaf {i}", ha="center", va="center", fontsize=7, zorder=4)
+        ax.text(*p, f"leaf {i}", ha="center", va="center", fontsize=FONT["small"], zorder=4)
     local = np.zeros(R, dtype=int)
     for grp in schedule.groups:
         local[grp] = np.arange(len(grp))
@@ -80,7 +81,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     nodes = PolyCollection(rects(gpu_pos[:, 0] - 0.3, gpu_pos[:, 1] - 0.28, 0.6, 0.56), facecolors=face,
                            edgecolors="#6e7781", linewidths=0.7, zorder=3)
     ax.add_collection(nodes, autolim=False)
-    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=7.5 if R <= 32 else 5,
+    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=FONT["tick"] if R <= 32 else FONT["smallest"],
                      color=text_on(face[r]), zorder=4) for r in range(R)]
     spine_y = 3.5
     paths, ops = [], np.zeros(0, int)
@@ -119,13 +120,13 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     if need_spine:
         ax.plot([leaf_pos[0, 0] - 0.5, leaf_pos[-1, 0] + 0.5], [spine_y, spine_y], color=LINK_COLORS["ib"], lw=4,
                 solid_capstyle="butt", zorder=1)
-        ax.text(leaf_pos[-1, 0] + 0.7, spine_y, "spine", va="center", fontsize=6.5)
+        ax.text(leaf_pos[-1, 0] + 0.7, spine_y, "spine", va="center", fontsize=FONT["detail"])
     if legend and len(ops):
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.6, label=o)
                    for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
-        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False, borderaxespad=0.0,
+        ax.legend(handles=handles, loc="upper left", fontsize=FONT["small"], frameon=False, borderaxespad=0.0,
                   handlelength=2.0)
     xmax = max(M * pitch - 0.8, leaf_pos[-1, 0] + 1.6)
     ax.set_xlim(-0.9, xmax)
@@ -135,7 +136,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     if title is None:
         title = (f"{M} nodes x {g} GPUs, one leaf per rail" if step is None
                  else step_title(schedule, step))
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=FONT["label"])
     n_t = 0 if step is None else len(schedule.steps[step])
     n_ib = sum(1 for p in paths if len(p) != 16)
     alt = (f"{M} nodes of {g} GPUs side by side with {rails} leaf switches above them"
@@ -162,12 +163,12 @@ def draw_cluster_step(schedule: Schedule, step: int | None, gpus_per_node: int, 
     b = draw_buffers(schedule, after, ax=axes[1], states=states, labels=R <= 8, legend=False,
                      title="buffers before step 1" if step is None else
                      "buffers after this step (outlined: slots it wrote)")
-    b["axes"].title.set_fontsize(8.5)
-    b["axes"].tick_params(labelsize=6.5)
-    b["axes"].xaxis.label.set_fontsize(7)
+    b["axes"].title.set_fontsize(FONT["subheading"])
+    b["axes"].tick_params(labelsize=FONT["detail"])
+    b["axes"].xaxis.label.set_fontsize(FONT["small"])
     g = int(gpus_per_node)
     fig.suptitle(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
-                 f"{R // g} nodes x {g} GPUs\n" + step_caption(schedule, step), fontsize=9)
+                 f"{R // g} nodes x {g} GPUs\n" + step_caption(schedule, step), fontsize=FONT["label"])
     alt = (f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} on {R // g} nodes of "
            f"{g} GPUs. " + step_caption(schedule, step) + " Top: " + t["alt"] + " Bottom: " + b["alt"])
     out = {k: v for k, v in b.items() if k not in ("figure", "axes", "alt", "labels")}

@@ -16,7 +16,7 @@ from ..errors import CollectivesError
 from ..schedule import Schedule
 from ..topology import Topology, Torus
 from ..units import format_bytes, format_rate, format_time
-from .style import (ALGORITHM_STYLES, FAINT_COLOR, LINK_COLORS, MUTED_COLOR, OP_COLORS, STAGE_COLORS,
+from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, STAGE_COLORS,
                     STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
 from .figure import axes_for, size_axis, time_axis, time_unit, topology_name
 from .layout import grid_layout
@@ -98,7 +98,7 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
             switches.append((x, a, b))
             ax.axvline(x, color=MUTED_COLOR, ls=":", lw=1.0, zorder=1)
             ax.text(x, 0.02, f" {str(b).replace('_', ' ')} fastest \u2192", transform=ax.get_xaxis_transform(),
-                    rotation=90, fontsize=6.5, color=MUTED_COLOR, ha="right", va="bottom")
+                    rotation=90, fontsize=FONT["detail"], color=MUTED_COLOR, ha="right", va="bottom")
     crossovers = {}
     for i, label in enumerate(labels):
         L, B = fits[label]
@@ -121,12 +121,12 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
         ax.plot(sizes, B * sizes, color=MUTED_COLOR, ls=(0, (1, 2)), lw=1.0, zorder=2)
         ax.axvline(v_star, color=TEXT_COLOR, lw=1.0, zorder=2)
         trans = ax.get_xaxis_transform()
-        ax.text(v_star, 0.97, "latency-bound \u2190 ", transform=trans, fontsize=8, va="top", ha="right",
+        ax.text(v_star, 0.97, "latency-bound \u2190 ", transform=trans, fontsize=FONT["annotation"], va="top", ha="right",
                 color=TEXT_COLOR)
-        ax.text(v_star, 0.97, " \u2192 bandwidth-bound", transform=trans, fontsize=8, va="top", ha="left",
+        ax.text(v_star, 0.97, " \u2192 bandwidth-bound", transform=trans, fontsize=FONT["annotation"], va="top", ha="left",
                 color=TEXT_COLOR)
         ax.text(v_star, 0.88, f" V* = L/B = {format_bytes(v_star)}\n ({str(reference).replace('_', ' ')}: "
-                f"L = {format_time(L)}, 1/B = {format_rate(1 / B)})", transform=trans, fontsize=7, va="top",
+                f"L = {format_time(L)}, 1/B = {format_rate(1 / B)})", transform=trans, fontsize=FONT["small"], va="top",
                 ha="left", color=TEXT_COLOR,
                 bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=FAINT_COLOR, alpha=0.9))
     ax.set_xscale("log")
@@ -136,14 +136,14 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
     ax.set_ylim(ymin / 2, float(stack.max()) * 2)
     size_axis(ax.xaxis)
     time_axis(ax.yaxis)
-    ax.tick_params(labelsize=7.5)
-    ax.set_xlabel("message size V (bytes)", fontsize=9)
-    ax.set_ylabel("time", fontsize=9)
+    ax.tick_params(labelsize=FONT["tick"])
+    ax.set_xlabel("message size V (bytes)", fontsize=FONT["label"])
+    ax.set_ylabel("time", fontsize=FONT["label"])
     ax.grid(True, which="major", color="#e6e8eb", lw=0.6)
     coll = (collective or next(iter(scheds.values())).collective).replace("_", "-")
-    ax.set_title(f"{coll} on the {topology_name(topology)}: time versus size", fontsize=10)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False,
-              title="algorithm\n(o: its V* = L/B)", title_fontsize=7.5)
+    ax.set_title(f"{coll} on the {topology_name(topology)}: time versus size", fontsize=FONT["title"])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["tick"], frameon=False,
+              title="algorithm\n(o: its V* = L/B)", title_fontsize=FONT["tick"])
     alt = (f"Log-log plot of {coll} time against message size on the {topology_name(topology)} for "
            f"{len(labels)} algorithms ({', '.join(str(k).replace('_', ' ') for k in labels)})"
            + (f"; the latency-bound region below {format_bytes(v_star)} and the bandwidth-bound region above "
@@ -191,7 +191,7 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
         top = max(top, float(np.nanmax(busbw)), float(np.nanmax(algbw)))
     if peak is not None:
         ax.axhline(peak / 1e9, color=TEXT_COLOR, ls=":", lw=1.0)
-        ax.text(sizes[0], peak / 1e9, f" {peak_label} {format_rate(peak)}", fontsize=7, va="bottom",
+        ax.text(sizes[0], peak / 1e9, f" {peak_label} {format_rate(peak)}", fontsize=FONT["small"], va="bottom",
                 color=TEXT_COLOR)
         top = max(top, peak / 1e9)
     ax.set_xscale("log", base=2)
@@ -201,15 +201,15 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     ax.xaxis.set_major_locator(LogLocator(base=2 ** 4))
     ax.set_xlim(sizes[0], sizes[-1])
     ax.set_ylim(0, top * 1.12 if top > 0 else 1)
-    ax.tick_params(labelsize=7.5)
-    ax.set_xlabel("message size (bytes, powers of 2 as in nccl-tests)", fontsize=9)
-    ax.set_ylabel("bandwidth (GB/s)", fontsize=9)
+    ax.tick_params(labelsize=FONT["tick"])
+    ax.set_xlabel("message size (bytes, powers of 2 as in nccl-tests)", fontsize=FONT["label"])
+    ax.set_ylabel("bandwidth (GB/s)", fontsize=FONT["label"])
     ax.grid(True, color="#e6e8eb", lw=0.6)
     coll = (collective or next(iter(scheds.values())).collective)
     factor = "2(n-1)/n" if coll == "all_reduce" else "(n-1)/n"
     ax.set_title(f"{coll.replace('_', '-')} on the {topology_name(topology)}\nalgbw = V/t (solid), "
-                 f"busbw = algbw \u00d7 {factor} (dashed)", fontsize=9.5)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+                 f"busbw = algbw \u00d7 {factor} (dashed)", fontsize=FONT["heading"])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["small"], frameon=False)
     alt = (f"nccl-tests style plot of algorithm bandwidth and bus bandwidth in GB/s against message size for "
            f"{coll.replace('_', '-')} on the {topology_name(topology)}; both rise with size and level off.")
     return {"lines": lines, "figure": fig, "axes": ax, "alt": alt}
@@ -250,14 +250,14 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
         share = tt / total * 100 if total else 0
         handles.append(Patch(facecolor=STAGE_COLORS[k % len(STAGE_COLORS)], hatch=STAGE_HATCHES[k % len(STAGE_HATCHES)],
                              edgecolor="white", label=f"{st or 'all steps'}: {format_time(tt)} ({share:.0f}%)"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False,
-              title="stage: total (share)", title_fontsize=7.5)
-    ax.set_xlabel("step", fontsize=9)
-    ax.set_ylabel(f"step time ({unit})", fontsize=9)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["tick"], frameon=False,
+              title="stage: total (share)", title_fontsize=FONT["tick"])
+    ax.set_xlabel("step", fontsize=FONT["label"])
+    ax.set_ylabel(f"step time ({unit})", fontsize=FONT["label"])
     ax.set_xlim(0.4, K + 0.6)
     if K <= 24:
         ax.set_xticks(x)
-    ax.tick_params(labelsize=7.5)
+    ax.tick_params(labelsize=FONT["tick"])
     ax.grid(True, axis="y", color="#e6e8eb", lw=0.6)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
@@ -267,9 +267,9 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
         note = f"; stages overlap, so the total is {format_time(r.time)}, not the sum {format_time(r.time_unoverlapped)}"
     ax.set_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} of "
                  f"{format_bytes(r.nbytes)} on the {topology_name(topology)}\n{format_time(r.time)} in "
-                 f"{K} steps", fontsize=9.5)
+                 f"{K} steps", fontsize=FONT["heading"])
     if note:
-        ax.set_xlabel("step\n" + note.lstrip("; ").capitalize(), fontsize=9)
+        ax.set_xlabel("step\n" + note.lstrip("; ").capitalize(), fontsize=FONT["label"])
     alt = (f"Bar chart of the time of each of the {K} steps of the {schedule.algorithm.replace('_', ' ')} "
            f"{schedule.collective.replace('_', '-')} of {format_bytes(r.nbytes)}, coloured by stage: "
            + "; ".join(f"{st or 'all steps'} {format_time(float(r.stage_times.get(st, 0.0)))}" for st in stages)
@@ -337,7 +337,7 @@ def draw_link_loads(topology: Topology, values=None, ax=None, *, schedule: Sched
         # a figure-wide title: the drawing itself may be narrow (a square grid)
         if not isinstance(art["axes"], list):
             art["axes"].set_title("")
-        art["figure"].suptitle(title, fontsize=9.5)
+        art["figure"].suptitle(title, fontsize=FONT["heading"])
     art.update(values=values, bottleneck=b, bottleneck_label=label)
     art["alt"] = (art["alt"].rstrip(".") + f"; links coloured by {value_label}, the busiest being {label}.")
     return art
@@ -381,19 +381,19 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
             bar.set_hatch("///" if t == "pcie" else "..")
     ax.set_xscale("log")
     ax.set_yticks(y)
-    ax.set_yticklabels(names, fontsize=7.5)
+    ax.set_yticklabels(names, fontsize=FONT["tick"])
     size_axis(ax.xaxis)
     from matplotlib.ticker import FuncFormatter
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_rate(v, digits=3)))
     ax.set_xlim(vals.min() / 3, vals.max() * 15)
-    ax.tick_params(labelsize=7.5)
+    ax.tick_params(labelsize=FONT["tick"])
     sources = {}
     for yy, (nm, f), v in zip(y, items, vals):
         title_url = hw.SOURCES.get(f.source, ("", ""))
         sources[nm] = (f.source, title_url[0], title_url[1])
-        ax.text(v * 1.15, yy, f"{format_rate(v)}  [{f.source}]", va="center", fontsize=7, color=TEXT_COLOR)
-    ax.set_xlabel("bandwidth (bytes/s, one way, log scale); [source key] in hardware.SOURCES", fontsize=9)
+        ax.text(v * 1.15, yy, f"{format_rate(v)}  [{f.source}]", va="center", fontsize=FONT["small"], color=TEXT_COLOR)
+    ax.set_xlabel("bandwidth (bytes/s, one way, log scale); [source key] in hardware.SOURCES", fontsize=FONT["label"])
     ax.grid(True, axis="x", color="#e6e8eb", lw=0.6)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
@@ -407,9 +407,9 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
             seen.append(t)
             handles.append(Patch(facecolor=c, hatch="///" if t == "pcie" else (".." if t == "dcn" else ""),
                                  edgecolor="white", label=tier_names.get(t, t)))
-    ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=True, framealpha=0.9, edgecolor=FAINT_COLOR)
+    ax.legend(handles=handles, loc="lower right", fontsize=FONT["small"], frameon=True, framealpha=0.9, edgecolor=FAINT_COLOR)
     ratio = vals.max() / vals.min()
-    ax.set_title(f"The bandwidth ladder: {ratio:,.0f}x from on-chip to the data-centre network", fontsize=9.5)
+    ax.set_title(f"The bandwidth ladder: {ratio:,.0f}x from on-chip to the data-centre network", fontsize=FONT["heading"])
     alt = ("Horizontal bars on a log scale, from " + f"{names[0]} at {format_rate(vals[0])} down to "
            f"{names[-1]} at {format_rate(vals[-1])}: " + "; ".join(f"{nm} {format_rate(v)}" for nm, v in zip(names, vals)) + ".")
     return {"bars": bars, "sources": sources, "figure": fig, "axes": ax, "alt": alt}

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..topology import GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
 from ..units import format_bytes, format_time
-from .style import DPI, FIGURE_HEIGHT, FIGURE_WIDTH, LINK_COLORS, LINK_LINESTYLES, WRAP_LINESTYLE, load_cmap
+from .style import (DPI, FIGURE_HEIGHT, FIGURE_WIDTH, FONT, LINK_COLORS, LINK_LINESTYLES, WRAP_LINESTYLE,
+                    load_cmap)
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None,
@@ -175,7 +176,7 @@ def wraparound_text(topo: Torus) -> str:
 
 
 def class_legend(ax, classes, *, wrap=False, extra=(), loc="upper left",
-                 bbox=(1.01, 1.0), ncol=1, fontsize=8, title=None):
+                 bbox=(1.01, 1.0), ncol=1, fontsize=FONT["annotation"], title=None):
     """A legend of link classes (``classes``: (class, label) pairs), the wraparound dash when ``wrap``,
     and ``extra`` handles; outside the axes on the right by default."""
     from matplotlib.lines import Line2D
@@ -192,7 +193,7 @@ def class_legend(ax, classes, *, wrap=False, extra=(), loc="upper left",
                      title_fontsize=fontsize, borderaxespad=0.0)
 
 
-def grid_ticks(ax, X: int, Y: int, fontsize: float = 8) -> None:
+def grid_ticks(ax, X: int, Y: int, fontsize: float = FONT["annotation"]) -> None:
     """Integer chip coordinates as ticks (every 1, 2 or 4 by size), without a frame."""
     def ticks(n):
         step = 1 if n <= 16 else (2 if n <= 32 else 4)
@@ -224,8 +225,8 @@ def value_colorbar(fig, ax, cmap, norm, label):
         cbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v, digits=3)))
     elif "bytes" in label:
         cbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, digits=3)))
-    cbar.set_label(label, fontsize=8)
-    cbar.ax.tick_params(labelsize=7)
+    cbar.set_label(label, fontsize=FONT["annotation"])
+    cbar.ax.tick_params(labelsize=FONT["small"])
     return cbar
 
 

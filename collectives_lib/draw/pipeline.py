@@ -8,8 +8,8 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_time
-from .style import (FAINT_COLOR, MUTED_COLOR, NODE_COLOR, OP_COLORS, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR,
-                    rank_color, text_on)
+from .style import (FAINT_COLOR, FONT, MUTED_COLOR, NODE_COLOR, OP_COLORS, STAGE_COLORS, STAGE_HATCHES,
+                    TEXT_COLOR, rank_color, text_on)
 from .figure import axes_for, blank, new_figure, time_unit
 from .layout import packet_places
 
@@ -64,17 +64,17 @@ def draw_packet_pipeline(hops: int, packets: int, slot: int, ax=None):
             ys.append(yy)
             colors.append(rank_color(k))
             if packets <= 12:
-                labels.append(ax.text(x, yy, str(k + 1), ha="center", va="center", fontsize=7,
+                labels.append(ax.text(x, yy, str(k + 1), ha="center", va="center", fontsize=FONT["small"],
                                       color=text_on(rank_color(k)), zorder=6))
         for h in range(hops):
             segs.append([(h, y), (h + 1, y)])
             seg_busy.append(h in busy)
         finished.append(bool(slot > 0 and all(p == ("node", hops) for p in places)))
         labels.append(ax.text(-0.45, y + 0.5, title + ("  \u2713 delivered" if finished[-1] else ""),
-                              fontsize=8.5, color=TEXT_COLOR, va="bottom"))
+                              fontsize=FONT["subheading"], color=TEXT_COLOR, va="bottom"))
         for node in range(hops + 1):
             name = "source" if node == 0 else ("destination" if node == hops else f"switch {node}")
-            labels.append(ax.text(node, y - 0.14, name, ha="center", va="top", fontsize=8, color=MUTED_COLOR))
+            labels.append(ax.text(node, y - 0.14, name, ha="center", va="top", fontsize=FONT["annotation"], color=MUTED_COLOR))
     links = LineCollection(segs, colors=[OP_COLORS["copy"] if b else FAINT_COLOR for b in seg_busy],
                            linewidths=[4.0 if b else 1.5 for b in seg_busy], zorder=1)
     ax.add_collection(links)
@@ -87,7 +87,7 @@ def draw_packet_pipeline(hops: int, packets: int, slot: int, ax=None):
     blank(ax)
     when = "start" if slot == 0 else (f"after {total} slots" if slot > total else f"time slot {slot}")
     ax.set_title(f"A message of {packets} packets crossing {hops} links: {when} "
-                 f"(one slot = one packet over one link)", fontsize=9.5)
+                 f"(one slot = one packet over one link)", fontsize=FONT["heading"])
     alt = (f"Two rows of {hops + 1} nodes joined by {hops} links. At {when}, top row (store-and-forward): "
            + ("all packets delivered" if finished[0] else "the message is still on its way")
            + "; bottom row (pipelined): " + ("all packets delivered" if finished[1] else "packets stream along the links")
@@ -160,7 +160,7 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
                     edgecolor=TEXT_COLOR if st is neck else "white", linewidth=1.8 if st is neck else 0.5)
         bars.append(b)
         label = f"  {format_time(st.seconds)}  ({st.describe()})" + ("  \u2190 bottleneck" if st is neck else "")
-        ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=7.5, color=TEXT_COLOR,
+        ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR,
                 fontweight="bold" if st is neck else "normal")
     left = 0.0
     total = []
@@ -169,24 +169,24 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
                              color=STAGE_COLORS[i % len(STAGE_COLORS)], hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
                              edgecolor="white", linewidth=0.5))
         left += st.seconds / scale
-    ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=7.5, color=TEXT_COLOR)
+    ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR)
     sb = ax.barh([0.0], [streamed / scale], height=0.7, color=FAINT_COLOR, edgecolor=TEXT_COLOR, linewidth=1.0)
-    ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}", va="center", ha="left", fontsize=7.5,
+    ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}", va="center", ha="left", fontsize=FONT["tick"],
             color=TEXT_COLOR)
     streamed_name = "streamed: slowest stage" if chunks is None else f"pipelined, {chunks} chunks"
     ax.set_yticks(list(y_stage) + [1.0, 0.0])
-    ax.set_yticklabels([st.name for st in stages] + ["one after another", streamed_name], fontsize=8)
+    ax.set_yticklabels([st.name for st in stages] + ["one after another", streamed_name], fontsize=FONT["annotation"])
     ax.axhline(1.7, color=FAINT_COLOR, lw=0.8)
     ax.set_xlim(0, seq / scale * 1.9)
     ax.set_ylim(-0.6, y_stage[0] + 0.6)
-    ax.set_xlabel(f"time ({unit})", fontsize=9)
-    ax.tick_params(labelsize=7.5)
+    ax.set_xlabel(f"time ({unit})", fontsize=FONT["label"])
+    ax.tick_params(labelsize=FONT["tick"])
     ax.grid(True, axis="x", color="#e6e8eb", lw=0.6)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     if title:
-        ax.set_title(title, fontsize=9.5)
+        ax.set_title(title, fontsize=FONT["heading"])
     alt = (f"Horizontal bars for {K} stages: "
            + "; ".join(f"{st.name} {format_time(st.seconds)}" for st in stages)
            + f". The slowest is {neck.name}. One after another they take {format_time(seq)}; "

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus
 from ..units import format_rate
-from .style import (FAINT_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
+from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
                     PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
 from .figure import axes_for, blank, topology_name
 from .layout import grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
@@ -81,7 +81,7 @@ def draw_bisection(topology: Topology, side=None, ax=None):
                    Patch(facecolor=RANK_COLORS[2], edgecolor="#6e7781", label=f"side B: {len(rest)} chips"),
                    Line2D([], [], color=OP_COLORS["reduce"], lw=3,
                           label=f"{n_cross} links A\u2192B\n\u00d7 {per}\n= {format_rate(bw)}")]
-        a.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
+        a.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"], frameon=False,
                  borderaxespad=0.0)
         art.update(cut=cut, cut_bandwidth=bw, crossing=crossing)
         art["alt"] = (f"The {topology_name(topology)} split into two halves of {len(side)} and {len(rest)} "
@@ -104,7 +104,7 @@ def draw_bisection(topology: Topology, side=None, ax=None):
             ang2 = np.deg2rad(90.0 - 360.0 * (len(side) - 0.5) / n)
             a.plot([1.18 * np.cos(ang), 0, 1.18 * np.cos(ang2)], [1.18 * np.sin(ang), 0, 1.18 * np.sin(ang2)],
                    color=OP_COLORS["reduce"], ls="--", lw=1.8, zorder=6)
-        a.set_title(f"Bisection of the {topology_name(topology)}: {text}", fontsize=10)
+        a.set_title(f"Bisection of the {topology_name(topology)}: {text}", fontsize=FONT["title"])
     elif isinstance(topology, GpuCluster):
         art = draw_fat_tree(topology, ax=ax, sides=(side, rest),
                             title=f"Bisection of {topology_name(topology)}: {text}")
@@ -127,7 +127,7 @@ def draw_bisection(topology: Topology, side=None, ax=None):
 
     a.legend(handles=[Patch(facecolor=RANK_COLORS[4], edgecolor="#6e7781", label=f"side A: {len(side)} GPUs"),
                       Patch(facecolor=RANK_COLORS[2], edgecolor="#6e7781", label=f"side B: {len(rest)} GPUs")],
-             loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+             loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["annotation"], frameon=False)
     art.update(cut_bandwidth=bw, crossing=crossing)
     art["alt"] = (f"{topology_name(topology)} split into two sides of {len(side)} and {len(rest)} endpoints "
                   f"by a dashed line; {format_rate(bw)} can cross from one side to the other.")
@@ -207,19 +207,19 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
         lines.append(line)
         if hop_numbers:
             for h, mpt in enumerate(mids):
-                a.text(mpt[0], mpt[1], str(h + 1), fontsize=6.5, ha="center", va="center", color="white",
+                a.text(mpt[0], mpt[1], str(h + 1), fontsize=FONT["detail"], ha="center", va="center", color="white",
                        zorder=7, bbox=dict(boxstyle="circle,pad=0.15", facecolor=color, edgecolor="none"))
     for r, word in ((s, "src"), (d, "dst")):
         a.plot(*pos[r], marker="o", ms=13, mfc="none", mec=TEXT_COLOR, mew=2.0, zorder=8)
         c = topo.coords(r)
         ha = "left" if c[0] < X - 3 else "right"
         a.annotate(f"{word} {c}", pos[r], xytext=(9 if ha == "left" else -9, 9), textcoords="offset points",
-                   fontsize=8, ha=ha, color=TEXT_COLOR, zorder=9,
+                   fontsize=FONT["annotation"], ha=ha, color=TEXT_COLOR, zorder=9,
                    bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=FAINT_COLOR))
-    a.legend(handles=lines, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    a.legend(handles=lines, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"], frameon=False)
     what = "link-disjoint routes" if len(paths) > 1 else "route"
     a.set_title(f"{'Two' if len(paths) == 2 else len(paths) if len(paths) > 1 else 'The'} {what} "
-                f"{topo.coords(s)} \u2192 {topo.coords(d)} on the {topology_name(topo)}", fontsize=10)
+                f"{topo.coords(s)} \u2192 {topo.coords(d)} on the {topology_name(topo)}", fontsize=FONT["title"])
     art.update(paths=lines, hops=hops)
     art["alt"] = (f"The {topology_name(topo)} grid with "
                   + (f"{len(paths)} link-disjoint routes" if len(paths) > 1 else "the route")
@@ -251,7 +251,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             colors.append(LINK_COLORS[klass])
             styles.append(LINK_LINESTYLES[klass])
             label = LINK_LABELS[klass] + (f"\n{format_rate(links.bandwidth[lid])}" if lid >= 0 else "")
-            ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=6.5, color=TEXT_COLOR)
+            ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=FONT["detail"], color=TEXT_COLOR)
         coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=2.5, zorder=1)
         ax.add_collection(coll, autolim=False)
         line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=9, mfc=NODE_COLOR, mec="#6e7781",
@@ -262,12 +262,12 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             words = topo.node_label(node).split()
             half = (len(words) + 1) // 2
             ax.text(xs[h], y - 0.12, " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
-                    fontsize=6.5, color=TEXT_COLOR)
+                    fontsize=FONT["detail"], color=TEXT_COLOR)
     ax.set_xlim(-0.6, width - 0.4)
     ax.set_ylim(-n_paths + 0.35, 0.55)
     blank(ax)
     ax.set_title(f"Route {topo.node_label(s)} \u2192 {topo.node_label(d)}: "
-                 + ", ".join(f"{h} hops" for h in hops), fontsize=10)
+                 + ", ".join(f"{h} hops" for h in hops), fontsize=FONT["title"])
     alt = (f"The route from {topo.node_label(s)} to {topo.node_label(d)} drawn as a row of the nodes it "
            f"visits: " + "; ".join(" to ".join(topo.node_label(n) for n in p) for p in paths) + ".")
     return {"paths": lines, "hops": hops, "figure": fig, "axes": ax, "alt": alt}

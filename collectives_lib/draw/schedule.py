@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..schedule import Schedule, expand_box
 from ..topology import Topology
-from .style import (EMPTY_COLOR, FAINT_COLOR, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
+from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
                     RANK_HATCHES, TEXT_COLOR, op_name, rank_color, text_on, tint)
 from .figure import axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes
 from .layout import arrow_heads, grid_coords, rects, schedule_layout
@@ -203,7 +203,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                     text = str(int(color_idx[p, s]))
                     fc = palette[cidx[p, s]]
                     y = -p
-                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center", fontsize=6.5,
+                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center", fontsize=FONT["detail"],
                                      color=text_on(fc), zorder=4))
     ax.set_xlim(-0.1, S + 0.1)
     ax.set_ylim(-P + 0.4, 0.6)
@@ -217,7 +217,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     ax.set_yticks([-p for p in rows])
     ax.set_yticklabels([schedule.participant_name(p) if P <= 24 else
                         (str(p) if p < schedule.num_ranks else schedule.participant_name(p)) for p in rows],
-                       fontsize=7 if P <= 16 else 6)
+                       fontsize=FONT["small"] if P <= 16 else FONT["dense"])
     # columns: block boundaries and labels
     if schedule.collective == "all_to_all":
         per = S // n
@@ -234,23 +234,23 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
         xlabel = "pipeline chunks of the array"
     tick_every = 1 if len(groups) <= 16 else max(1, len(groups) // 16)
     ax.set_xticks([(a + b) / 2 for a, b, _ in groups[::tick_every]])
-    ax.set_xticklabels([t for _, _, t in groups[::tick_every]], fontsize=7 if len(groups) <= 16 else 6)
+    ax.set_xticklabels([t for _, _, t in groups[::tick_every]], fontsize=FONT["small"] if len(groups) <= 16 else FONT["dense"])
     if per > 1:
         ax.vlines([a for a, _, _ in groups[1:]], -P + 0.45, 0.55, colors=TEXT_COLOR, lw=0.8, zorder=3.5)
-    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_xlabel(xlabel, fontsize=FONT["annotation"])
     total = schedule.num_steps
     if title is None:
         title = ("before step 1" if after == 0 else
                  f"after step {after} of {total}" + (f" ({schedule.steps[after - 1].stage})"
                                                      if schedule.steps[after - 1].stage else ""))
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=FONT["label"])
     if legend and written is not None:
         from matplotlib.lines import Line2D
 
         ops = sorted(set(wop.tolist()))
         handles = [Line2D([], [], color=OP_COLORS[op_name(o)], ls=OP_LINESTYLES[op_name(o)], lw=1.8,
                           label=f"written this step ({op_name(o)})") for o in ops]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"],
                   frameon=False, borderaxespad=0.2, handlelength=1.6)
     held = int((count > 0).sum())
     if reducing:
@@ -344,14 +344,14 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         nodes = draw_circles(ax, pos[:R], node_r, face)
         ax.set_xlim(-1.0, X)
         ax.set_ylim(-1.0, Y)
-        grid_ticks(ax, X, Y, fontsize=7)
+        grid_ticks(ax, X, Y, fontsize=FONT["small"])
     else:
         nodes = draw_circles(ax, pos[:R], node_r, face)
         for a in range(R, P):
             w = 0.34
             ax.add_patch(FancyBboxPatch(pos[a] - [w / 2, 0.1], w, 0.2, boxstyle="round,pad=0.02",
                                         facecolor="white", edgecolor=TEXT_COLOR, lw=1.2, zorder=3))
-            ax.text(*pos[a], schedule.participant_name(a), ha="center", va="center", fontsize=7, zorder=4)
+            ax.text(*pos[a], schedule.participant_name(a), ha="center", va="center", fontsize=FONT["small"], zorder=4)
         ax.set_xlim(-1.3, 1.3)
         ax.set_ylim(-1.25, 1.25)
         blank(ax)
@@ -360,7 +360,7 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
     if labels is None:
         labels = R <= 32
     if labels:
-        fs = 7 if R <= 16 else 5.5
+        fs = FONT["small"] if R <= 16 else FONT["tiny"]
         for r in range(R):
             texts.append(ax.text(*pos[r], str(r), ha="center", va="center", fontsize=fs,
                                  color=text_on(face[r]), zorder=4))
@@ -386,12 +386,12 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
 
         handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.8, label=o)
                    for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False,
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"], frameon=False,
                   borderaxespad=0.0, handlelength=2.2)
     if title is None:
         title = (f"{schedule.algorithm} {schedule.collective}: {R} ranks" if step is None
                  else step_title(schedule, step))
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=FONT["label"])
     n_t = 0 if step is None else len(schedule.steps[step])
     alt = (f"{R} ranks " + ("on the torus grid" if kind == "grid" else "on a circle")
            + (f" with {n_t} arrows for the transfers of step {step + 1}" if step is not None else "") + ".")
@@ -447,7 +447,7 @@ def draw_schedule_step(schedule: Schedule, step: int | None = None, topology: To
                      "buffers after it (outlined: slots it wrote)")
     fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} "
                              f"over {schedule.num_ranks} ranks. " + step_caption(schedule, step)),
-                 fontsize=9.5)
+                 fontsize=FONT["heading"])
     alt = (f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} on "
            f"{schedule.num_ranks} ranks. " + step_caption(schedule, step) + " Left: " + t["alt"]
            + " Right: " + b["alt"])
@@ -489,7 +489,7 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
         title = "start" if after == 0 else (f"step {after}" + (f" \u00b7 {schedule.steps[after - 1].stage}"
                                                                 if schedule.steps[after - 1].stage else ""))
         art = draw_buffers(schedule, after, ax=a, states=states, labels=labels, legend=False, title=title)
-        a.title.set_fontsize(8)
+        a.title.set_fontsize(FONT["annotation"])
         a.set_xlabel("")
         if P > 8 or len(panels) % ncols:
             a.set_yticks([])
@@ -501,11 +501,11 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
         present |= set(int(o) for o in np.unique(st.traffic.op))
     handles = [Line2D([], [], color=OP_COLORS[op_name(o)], ls=OP_LINESTYLES[op_name(o)], lw=1.8,
                       label=f"slot written by a {op_name(o)}") for o in sorted(present)]
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FONT["annotation"], frameon=False)
     fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
                              f"{schedule.num_ranks} ranks: every buffer, step by step "
                              f"(rows: ranks; colour: {'origin' if schedule.collective == 'all_to_all' else 'owner'} rank)"),
-                 fontsize=9.5)
+                 fontsize=FONT["heading"])
     alt = (f"{nplots} small panels showing the buffers of the {schedule.algorithm.replace('_', ' ')} "
            f"{schedule.collective.replace('_', '-')} on {schedule.num_ranks} ranks from the start to step {K}; "
            "the coloured slots fill up as data arrives.")
@@ -637,18 +637,18 @@ def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, state
         a.set_aspect("equal")
         hide_frame(a)
         a.set_xticks(np.arange(n) + 0.5)
-        a.set_xticklabels([str(d) for d in range(n)], fontsize=6)
+        a.set_xticklabels([str(d) for d in range(n)], fontsize=FONT["dense"])
         a.set_yticks(np.arange(n) + 0.5)
-        a.set_yticklabels([str(o) for o in range(n)][::-1], fontsize=6)
-        a.set_title(f"rank {int(members[r])}", fontsize=8, pad=3)
+        a.set_yticklabels([str(o) for o in range(n)][::-1], fontsize=FONT["dense"])
+        a.set_title(f"rank {int(members[r])}", fontsize=FONT["annotation"], pad=3)
         if r % ncols:
             a.set_yticklabels([])
         else:
-            a.set_ylabel("from", fontsize=7, labelpad=1)
+            a.set_ylabel("from", fontsize=FONT["small"], labelpad=1)
         if r >= n - ncols:
-            a.set_xlabel("to", fontsize=7, labelpad=1)
+            a.set_xlabel("to", fontsize=FONT["small"], labelpad=1)
     if title is not None:
-        fig.suptitle(title, fontsize=9)
+        fig.suptitle(title, fontsize=FONT["label"])
     arrived_total = int(sum((held[r][:, r] >= 1).sum() for r in range(n)))
     alt = (f"{n} small grids, one per rank, of the blocks of an all-to-all by origin (rows) and destination "
            f"(columns) after {after} of {schedule.num_steps} steps: {arrived_total} of {n * n} blocks have "

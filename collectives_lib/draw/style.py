@@ -17,6 +17,22 @@ FIGURE_HEIGHT = 3.2
 #: Resolution of the PNGs the book shows.
 DPI = 100
 
+#: Font sizes in points, by role: every drawing (and every chapter figure) takes
+#: its sizes from here instead of writing a number.
+FONT = {
+    "title": 10,        # the title of a one-panel figure
+    "heading": 9.5,     # a figure's title over its panels; a two-line plot title
+    "label": 9,         # axis labels; titles of small panels (buffers, planes, transfers)
+    "subheading": 8.5,  # a panel title under a heading; row titles in a drawing
+    "annotation": 8,    # text drawn in a figure; legends of drawings
+    "tick": 7.5,        # tick labels and notes of plots (cost, step times, ladder)
+    "small": 7,         # tick labels of drawings; labels in nodes; compact legends
+    "detail": 6.5,      # numbers in slots, hop numbers, labels under nodes
+    "dense": 6,         # the same in large drawings
+    "tiny": 5.5,        # labels around a 72-GPU switch, leaf names of a fat tree
+    "smallest": 5,      # GPU numbers of more than 32 ranks
+}
+
 TEXT_COLOR = "#1f2328"
 MUTED_COLOR = "#57606a"
 FAINT_COLOR = "#c9ced6"

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
 from ..units import format_rate
-from .style import (FAINT_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
+from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
                     RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
 from .figure import (axes_for, blank, class_legend, grid_ticks, panel_axes, topology_name, value_colorbar,
                      value_norm, wraparound_text)
@@ -162,19 +162,19 @@ def draw_torus(topology: Torus, ax=None, *, labels: bool | None = None, highligh
     nodes = _draw_chips(ax, pos, size=size, facecolor=face)
     if labels is None:
         labels = topology.num_ranks <= 64
-    texts = _coord_labels(ax, topology, pos, fontsize=7 if max(X, Y) <= 4 else 6) if labels else []
+    texts = _coord_labels(ax, topology, pos, fontsize=FONT["small"] if max(X, Y) <= 4 else FONT["dense"]) if labels else []
     ax.set_xlim(-1.0, X)
     ax.set_ylim(-0.9 if Y > 1 else -0.6, Y - 0.1 if Y > 1 else 0.6)
     ax.set_aspect("equal")
     grid_ticks(ax, X, Y)
-    ax.set_xlabel("x (chip coordinate)", fontsize=9)
+    ax.set_xlabel("x (chip coordinate)", fontsize=FONT["label"])
     if Y > 1:
-        ax.set_ylabel("y", fontsize=9)
+        ax.set_ylabel("y", fontsize=FONT["label"])
     klass = LINK_CLASSES[int(topology.links.klass[0])]
     bw = format_rate(topology.links.bandwidth[0])
     if title is None:
         title = f"{topology_name(topology)}: {topology.num_ranks} chips, {wraparound_text(topology)}"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=FONT["title"])
     cbar = None
     if link_values is not None:
         cbar = value_colorbar(fig, ax, cmap, norm, value_label)
@@ -231,13 +231,13 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
         labels = n <= 32
     if labels:
         for r in range(n):
-            texts.append(ax.text(*pos[r], str(r), ha="center", va="center", fontsize=7 if n <= 16 else 6, zorder=4))
+            texts.append(ax.text(*pos[r], str(r), ha="center", va="center", fontsize=FONT["small"] if n <= 16 else FONT["dense"], zorder=4))
     ax.set_xlim(-1.25, 1.25)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
     blank(ax)
     ax.set_title(title or f"{topology_name(topo)} ({'full-duplex' if topo.bidirectional else 'one-way'} links, "
-                 f"{format_rate(links.bandwidth[0])} each)", fontsize=10)
+                 f"{format_rate(links.bandwidth[0])} each)", fontsize=FONT["title"])
     cbar = value_colorbar(fig, ax, cmap, norm, value_label) if link_values is not None else None
     alt = f"A ring of {n} ranks drawn as a circle, each linked to its two neighbours."
     return {"nodes": nodes, "links": coll, "labels": texts, "colorbar": cbar,
@@ -280,23 +280,23 @@ def _draw_torus_3d(topo: Torus, ax, *, labels, highlight, link_values, value_lab
             face[np.asarray(list(highlight), dtype=int)] = to_rgba(RANK_COLORS[4])
         nodes.append(_draw_chips(a, pos, size=0.5, facecolor=face))
         if labels:
-            texts += _coord_labels(a, topo, pos, fontsize=6)
+            texts += _coord_labels(a, topo, pos, fontsize=FONT["dense"])
         a.set_xlim(-1.0, X)
         a.set_ylim(-1.0, Y)
         a.set_aspect("equal")
-        grid_ticks(a, X, Y, fontsize=7)
-        a.set_title(f"z = {z}", fontsize=9)
-        a.set_xlabel("x", fontsize=8)
+        grid_ticks(a, X, Y, fontsize=FONT["small"])
+        a.set_title(f"z = {z}", fontsize=FONT["label"])
+        a.set_xlabel("x", fontsize=FONT["annotation"])
         if z % (len(axes) // nrows or 1) == 0:
-            a.set_ylabel("y", fontsize=8)
+            a.set_ylabel("y", fontsize=FONT["annotation"])
         links_all.append(links)
     klass = LINK_CLASSES[int(topo.links.klass[0])]
     zwrap = "with wraparound" if topo.wraparound[2] else "without wraparound"
     fig.suptitle(title or f"{topology_name(topo)}: {topo.num_ranks} chips, one panel per z-plane",
-                 fontsize=10)
+                 fontsize=FONT["title"])
     fig.supxlabel(f"Each chip also links to the chip at the same (x, y) in planes z \u00b1 1 ({zwrap} on z).\n"
                   f"{LINK_LABELS[klass]} {format_rate(topo.links.bandwidth[0])} each way."
-                  + (" Dashed stubs: wraparound links." if wraps_any else ""), fontsize=7.5,
+                  + (" Dashed stubs: wraparound links." if wraps_any else ""), fontsize=FONT["tick"],
                   color=TEXT_COLOR)
     cbar = None
     if link_values is not None:
@@ -374,7 +374,7 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     # side labels
     def label(p, text, **kw):
         u, v = isometric(np.array(p))
-        ax.text(u, v, text, fontsize=8, color=TEXT_COLOR, **kw)
+        ax.text(u, v, text, fontsize=FONT["annotation"], color=TEXT_COLOR, **kw)
 
     big = max(X, Y, Z)
     label((X / 2, Y + 0.06 * big, 0), f"x: {X} chips", ha="center", va="top", rotation=-30,
@@ -401,11 +401,11 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
         rows.append(("shaded slice", "x".join(map(str, slice_shape))
                      + f" = {int(np.prod(slice_shape)):,} chips"))
     text = "\n".join(f"{k}: {v}" for k, v in rows)
-    ax.text(1.04, 0.5, text, transform=ax.transAxes, ha="left", va="center", fontsize=8,
+    ax.text(1.04, 0.5, text, transform=ax.transAxes, ha="left", va="center", fontsize=FONT["annotation"],
             color=TEXT_COLOR, linespacing=1.5,
             bbox=dict(boxstyle="round,pad=0.5", facecolor="white", edgecolor=FAINT_COLOR))
     ax.set_title(title or f"{topology_name(topology)}: a {X}x{Y}x{Z} 3D torus of {cube}x{cube}x{cube} cubes",
-                 fontsize=10)
+                 fontsize=FONT["title"])
     alt = (f"{topology_name(topology)} drawn as a box of {X} by {Y} by {Z} chips divided into "
            f"{cube}-chip cubes; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
            + (f"; a {'x'.join(map(str, slice_shape))} slice is shaded in one corner" if slice_shape is not None else "")
@@ -452,7 +452,7 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
                       edgecolor=TEXT_COLOR, lw=2.0, zorder=5)
     a.add_patch(frame)
     a.text(origin[0] + shape[0] / 2 - 0.5, origin[1] + shape[1] / 2 - 0.5,
-           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="center", va="center", fontsize=8,
+           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="center", va="center", fontsize=FONT["annotation"],
            color=TEXT_COLOR, zorder=6,
            bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=FAINT_COLOR))
     art["slice_ranks"] = ranks
@@ -549,7 +549,7 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     texts = []
     if labels:
         for h in range(num_hosts):
-            texts.append(ax.text(*host_pos[h], f"H{h}", ha="center", va="center", fontsize=6.5,
+            texts.append(ax.text(*host_pos[h], f"H{h}", ha="center", va="center", fontsize=FONT["detail"],
                                  color=TEXT_COLOR, zorder=5))
     # DCN
     dcn = None
@@ -573,9 +573,9 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         sw = FancyBboxPatch(dcn_center - [1.9, 0.3], 3.8, 0.6, boxstyle="round,pad=0.02",
                             facecolor="white", edgecolor=LINK_COLORS["dcn"], lw=1.5, zorder=4)
         ax.add_patch(sw)
-        ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=8, zorder=5)
+        ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=FONT["annotation"], zorder=5)
         for s in range(num_slices):
-            ax.text(s * (X + gap) + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top", fontsize=8)
+            ax.text(s * (X + gap) + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top", fontsize=FONT["annotation"])
     ax.set_xlim(-0.8, xmax - 0.2)
     ax.set_ylim(-1.1 if has_dcn else -0.8, (Y + 1.9) if has_dcn else Y - 0.2)
     ax.set_aspect("equal")
@@ -596,7 +596,7 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
                  ncol=2 if not has_dcn else 2)
     what = ((f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if num_slices > 1 else
              f"one TPU {gen.name} slice of {X}x{Y}") if has_dcn else topology_name(sl))
-    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe", fontsize=10)
+    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe", fontsize=FONT["title"])
     alt = (f"{what[:1].upper() + what[1:]}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
            f"linked by dotted PCIe lines to its host in the middle"
            + ("; the hosts connect up to one DCN switch" if has_dcn else "") + ".")
@@ -659,7 +659,7 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
                         facecolor="white", edgecolor=LINK_COLORS[klass], lw=2, zorder=4)
     ax.add_patch(sw)
     sw_name = "NVSwitch" if klass == "nvlink" else "switch"
-    ax.text(0, 0, sw_name, ha="center", va="center", fontsize=8 if n <= 16 else 7, zorder=5)
+    ax.text(0, 0, sw_name, ha="center", va="center", fontsize=FONT["annotation"] if n <= 16 else FONT["small"], zorder=5)
     texts = []
     if labels is None:
         labels = True
@@ -668,10 +668,10 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
         for g in range(n):
             if n <= 16:
                 texts.append(ax.text(*pos[g], f"{word}{g}" if not word else str(g), ha="center", va="center",
-                                     fontsize=8, zorder=5))
+                                     fontsize=FONT["annotation"], zorder=5))
             else:
                 texts.append(ax.text(*(pos[g] * (1 + node_r + 0.05)), str(g), ha="center", va="center",
-                                     fontsize=5.5, color=TEXT_COLOR, zorder=5))
+                                     fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=5))
     lim = 1.25 if n > 16 else 1.2
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
@@ -680,7 +680,7 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
     bw = format_rate(links.bandwidth[0])
     unit = "GPU" if klass == "nvlink" else "rank"
     ax.set_title(f"{topology_name(topology)}:\n{bw} each way from every {unit} into the switch",
-                 fontsize=10)
+                 fontsize=FONT["title"])
     cbar = None
     if link_values is not None:
         cbar = value_colorbar(fig, ax, cmap, norm, value_label)
@@ -819,14 +819,14 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         ax.add_collection(nodes, autolim=False)
         if n <= 64:
             for r in range(n):
-                texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center", fontsize=6, zorder=4))
+                texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center", fontsize=FONT["dense"], zorder=4))
         node_lo = np.arange(m) * (g + 1.2) - 0.45
         nvs = PolyCollection(rects(node_lo, y_gpu - 1.35, g - 0.1, 0.3), facecolors="white",
                              edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
         ax.add_collection(nvs, autolim=False)
         for k in range(m):
             ax.text(node_lo[k] + (g - 0.1) / 2, y_gpu - 1.2, f"node {k} NVSwitch", ha="center", va="center",
-                    fontsize=6.5, zorder=4)
+                    fontsize=FONT["detail"], zorder=4)
     else:
         face = []
         for su in range(num_sus):
@@ -840,7 +840,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
             k = int(np.sum(gpu_su == su)) // g
             texts.append(ax.text(lo[su] + su_w / 2, y_gpu - 0.3,
                                  f"SU {su}: {k} nodes\n\u00d7 {g} GPUs on NVLink", ha="center", va="center",
-                                 fontsize=7, zorder=4))
+                                 fontsize=FONT["small"], zorder=4))
     lw_leaf = 0.8 if not aggregate else min(0.9, 0.8 * (xmax - xmin) / max(cluster.num_leaves, 1))
     leaves = PolyCollection(rects(leaf_x - lw_leaf / 2, y_leaf - 0.3, lw_leaf, 0.6),
                             facecolors=tint(LINK_COLORS["ib"], 0.25), edgecolors=LINK_COLORS["ib"],
@@ -848,31 +848,31 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     ax.add_collection(leaves, autolim=False)
     if not aggregate or cluster.num_leaves <= 16:
         for li in range(cluster.num_leaves):
-            ax.text(leaf_x[li], y_leaf, f"L{li % rails}", ha="center", va="center", fontsize=5.5, zorder=4)
+            ax.text(leaf_x[li], y_leaf, f"L{li % rails}", ha="center", va="center", fontsize=FONT["tiny"], zorder=4)
     spine = PolyCollection(rects([spine_lo], [y_spine - 0.3], [spine_hi - spine_lo], [0.6]),
                            facecolors="white", edgecolors=LINK_COLORS["ib"], linewidths=1.5, zorder=3)
     ax.add_collection(spine, autolim=False)
     ax.text((spine_lo + spine_hi) / 2, y_spine, "spine (modelled as one non-blocking switch)",
-            ha="center", va="center", fontsize=7.5, zorder=4)
+            ha="center", va="center", fontsize=FONT["tick"], zorder=4)
     # tier notes on the left
     nic_bw = cluster.nic_bandwidth
     uplink = float(links.bandwidth[up][0])
     per_leaf_down = uplink * cluster.oversubscription
-    ax.text(xmin - 0.3, y_leaf, "leaves\n(one per rail\nper SU)", ha="right", va="center", fontsize=7)
+    ax.text(xmin - 0.3, y_leaf, "leaves\n(one per rail\nper SU)", ha="right", va="center", fontsize=FONT["small"])
     ax.text(xmin - 0.3, y_gpu - 0.4, "GPUs" if not aggregate else "Scalable\nUnits", ha="right",
-            va="center", fontsize=7)
-    ax.text(xmin - 0.3, y_spine, "spine", ha="right", va="center", fontsize=7)
+            va="center", fontsize=FONT["small"])
+    ax.text(xmin - 0.3, y_spine, "spine", ha="right", va="center", fontsize=FONT["small"])
     over = cluster.oversubscription
     note = (f"NIC {format_rate(nic_bw)} per GPU; NVLink {format_rate(cluster.nvlink_bandwidth)} per GPU; "
             f"leaf: {format_rate(per_leaf_down)} down, {format_rate(uplink)} up"
             + (f" ({over:g}:1 oversubscribed)" if over != 1 else " (full fat tree, 1:1)"))
     ax.text(0.5, -0.01, note + "\nline widths proportional to bandwidth", transform=ax.transAxes,
-            ha="center", va="top", fontsize=7.5, color=TEXT_COLOR)
+            ha="center", va="top", fontsize=FONT["tick"], color=TEXT_COLOR)
     ax.set_xlim(xmin - 3.2, xmax + 0.2)
     ax.set_ylim(y_gpu - 1.6, y_spine + 0.5)
     blank(ax)
     ax.set_title(title or f"{topology_name(cluster)} ({n} GPUs) on a rail-optimised InfiniBand fat tree",
-                 fontsize=10)
+                 fontsize=FONT["title"])
     cbar = value_colorbar(fig, ax, cmap, norm, value_label) if vals is not None else None
     alt = (f"{topology_name(cluster)} with {n} GPUs: "
            + ("each Scalable Unit drawn as a box with one bundle per rail up to its leaf switch"
