@@ -53,11 +53,12 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     if rails < 1:
         raise CollectivesError(f"rails must be >= 1, got {rails}")
     M = R // g
-    gpu_pos, leaf_pos, pitch = cluster_layout(R, g, rails)
+    lay = cluster_layout(R, g, rails)
+    gpu_pos, leaf_pos, pitch = lay.gpus, lay.leaves, lay.pitch
     fig, ax = axes_for(ax, 2.6 if ax is None else None)
     # node boxes with their NVSwitch
     for m in range(M):
-        x0 = m * pitch - 0.5
+        x0 = lay.node_x0[m]
         ax.add_patch(FancyBboxPatch((x0, -1.15), g, 1.55, boxstyle="round,pad=0.02,rounding_size=0.15",
                                     facecolor="white", edgecolor=LINK_COLORS["nvlink"], lw=1.3, zorder=0.5))
         ax.text(x0 + g / 2, -1.22, f"node {m} (NVSwitch)", ha="center", va="top", fontsize=FONT["tick"],
@@ -83,7 +84,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     ax.add_collection(nodes, autolim=False)
     texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=FONT["tick"] if R <= 32 else FONT["smallest"],
                      color=text_on(face[r]), zorder=4) for r in range(R)]
-    spine_y = 3.5
+    spine_y = lay.spine_y
     paths, ops = [], np.zeros(0, int)
     need_spine = False
     if step is not None:

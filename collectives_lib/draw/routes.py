@@ -13,7 +13,7 @@ from ..units import format_rate
 from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
                     PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
 from .figure import axes_for, blank, topology_name
-from .layout import grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
+from .layout import fat_tree_layout, grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
 from .topology import draw_fat_tree, draw_switch, draw_torus, draw_torus_summary
 
 
@@ -315,24 +315,17 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
     art = draw_fat_tree(cluster, ax=ax, aggregate=False, title=title)
     ax = art["axes"]
 
-    def centre(coll, i):
-        v = coll.get_paths()[i].vertices
-        return np.array([(v[:, 0].min() + v[:, 0].max()) / 2, (v[:, 1].min() + v[:, 1].max()) / 2])
-
-    gpus = {r: centre(art["nodes"], r) for r in range(n)}
-    leaves = {i: centre(art["leaves"], i) for i in range(cluster.num_leaves)}
-    spine_y = centre(art["spine"], 0)[1]
-    g = cluster.gpus_per_node
+    lay = fat_tree_layout(cluster, aggregate=False)   # where draw_fat_tree put every part
+    gpus = lay.gpus
+    spine_y = lay.levels["spine"]
     half = 0.27  # half the height of a GPU or leaf box in draw_fat_tree's coordinates
 
     def nvswitch_pos(node):
-        """The node's NVSwitch bar, below its GPUs (as draw_fat_tree places it)."""
-        k = node - n
-        xs = [gpus[k * g + j][0] for j in range(g)]
-        return np.array([(min(xs) + max(xs)) / 2, gpus[k * g][1] - 1.2])
+        """The node's NVSwitch bar, below its GPUs."""
+        return lay.nvswitches[node - n]
 
     def leaf_pos(node):
-        return leaves[node - n - cluster.num_nodes_]
+        return lay.leaves[node - n - cluster.num_nodes_]
 
     segs = []
     for k in range(hops):

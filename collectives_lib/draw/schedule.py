@@ -328,7 +328,8 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
     from matplotlib.colors import to_rgba
     from matplotlib.patches import FancyBboxPatch
 
-    kind, pos, node_r = schedule_layout(schedule, topology)
+    lay = schedule_layout(schedule, topology)
+    kind, pos, node_r = lay.kind, lay.positions, lay.radius
     R, P = schedule.num_ranks, schedule.num_participants
     fig, ax = axes_for(ax, None if ax is not None else (3.4 if kind == "ring" else
                                                         max(3.0, min(5.4, 1.2 + 0.26 * topology.dims[1]))))

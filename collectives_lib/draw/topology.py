@@ -14,7 +14,9 @@ from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES
                     RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
 from .figure import (axes_for, blank, class_legend, grid_ticks, panel_axes, topology_name, value_colorbar,
                      value_norm, wraparound_text)
-from .layout import grid_layout, isometric, rects, ring_layout, squares, torus_link_paths, undirected_links
+from .layout import (fat_tree_layout, grid_layout, isometric, isometric_box, isometric_grid, rects,
+                     ring_layout, squares, star_layout, torus_link_paths, tpu_system_layout,
+                     undirected_links)
 
 
 def _linewidth_for(bandwidth, max_bandwidth, *, max_width: float = 8.0, min_width: float = 0.5):
@@ -331,32 +333,17 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     klass = LINK_CLASSES[int(topology.links.klass[0])]
     color = LINK_COLORS[klass]
 
-    def face(a, b, c, d):
-        return isometric(np.array([a, b, c, d]))
-
-    faces = [face((0, 0, Z), (X, 0, Z), (X, Y, Z), (0, Y, Z)),     # top
-             face((X, 0, 0), (X, Y, 0), (X, Y, Z), (X, 0, Z)),     # right (x = X)
-             face((0, Y, 0), (X, Y, 0), (X, Y, Z), (0, Y, Z))]     # front (y = Y)
+    faces = isometric_box((0, 0, 0), (X, Y, Z))     # top, right (x = X), front (y = Y)
     box = PolyCollection(faces, facecolors=[tint(color, 0.18), tint(color, 0.30), tint(color, 0.42)],
                          edgecolors=TEXT_COLOR, linewidths=1.2, zorder=1)
     ax.add_collection(box, autolim=False)
-    segs = []
-    for x in range(cube, X, cube):
-        segs += [isometric([(x, 0, Z), (x, Y, Z)]), isometric([(x, Y, 0), (x, Y, Z)])]
-    for y in range(cube, Y, cube):
-        segs += [isometric([(0, y, Z), (X, y, Z)]), isometric([(X, y, 0), (X, y, Z)])]
-    for z in range(cube, Z, cube):
-        segs += [isometric([(X, 0, z), (X, Y, z)]), isometric([(0, Y, z), (X, Y, z)])]
-    grid = LineCollection(segs, colors=TEXT_COLOR, linewidths=0.5, alpha=0.45, zorder=2)
+    grid = LineCollection(isometric_grid((X, Y, Z), cube), colors=TEXT_COLOR, linewidths=0.5, alpha=0.45, zorder=2)
     ax.add_collection(grid, autolim=False)
     slice_coll = None
     if slice_shape is not None:
         sx, sy, sz = (int(v) for v in slice_shape)
         x0, y0 = X - sx, Y - sy  # the visible corner
-        sf = [face((x0, y0, sz), (X, y0, sz), (X, Y, sz), (x0, Y, sz)),
-              face((X, y0, 0), (X, Y, 0), (X, Y, sz), (X, y0, sz)),
-              face((x0, Y, 0), (X, Y, 0), (X, Y, sz), (x0, Y, sz))]
-        slice_coll = PolyCollection(sf, facecolors=RANK_COLORS[0], edgecolors=TEXT_COLOR,
+        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)), facecolors=RANK_COLORS[0], edgecolors=TEXT_COLOR,
                                     linewidths=1.0, alpha=0.85, zorder=3, hatch="////")
         ax.add_collection(slice_coll, autolim=False)
     cut_coll = None
@@ -495,22 +482,15 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         )
     X, Y = sl.dims
     hx, hy = sl.host_shape
-    gap = 2.0
-    cps = sl.num_ranks
-    n_chips = cps * num_slices
+    lay = tpu_system_layout(system)
+    n_chips = len(lay.chips)
     fig, ax = axes_for(ax, None if ax is not None else min(5.6, 2.0 + 0.3 * Y + (0.9 if has_dcn else 0)))
     cmap = norm = None
     if link_values is not None:
         cmap, norm = value_norm(link_values)
-    base = grid_layout(sl)
-    chip_pos = np.concatenate([base + np.array([s * (X + gap), 0.0]) for s in range(num_slices)])
+    base, chip_pos, host_of, host_pos = lay.slice_chips, lay.chips, lay.host_of, lay.hosts
     hosts_per_slice = sl.num_hosts
-    host_of = np.concatenate([np.asarray(sl.host_of(np.arange(cps))) + s * hosts_per_slice
-                              for s in range(num_slices)])
-    num_hosts = hosts_per_slice * num_slices
-    host_pos = np.zeros((num_hosts, 2))
-    for h in range(num_hosts):
-        host_pos[h] = chip_pos[host_of == h].mean(0)
+    num_hosts = len(host_pos)
     # host blocks
     blocks = []
     for h in range(num_hosts):
@@ -529,7 +509,7 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
                                          offset=0.11 if link_values is not None else 0.0,
                                          shrink=0.22 if link_values is not None else 0.0)
     for s in range(num_slices):
-        shift = np.array([s * (X + gap), 0.0])
+        shift = np.array([lay.slice_x[s], 0.0])
         ici_paths += [p + shift for p in paths]
         ici_ids += (ids + s * len(sl.links)).tolist()
     styles = [WRAP_LINESTYLE if w else "-" for w in np.tile(wraps, num_slices)]
@@ -554,17 +534,16 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     # DCN
     dcn = None
     top = Y - 0.5
-    xmax = num_slices * (X + gap) - gap
+    xmax = lay.width
     if has_dcn:
-        dcn_y = Y + 1.3
-        dcn_center = np.array([(xmax - 1) / 2, dcn_y])
+        dcn_center = lay.dcn
         one_row = hy >= Y
         if one_row:
             dcn_paths = [np.array([host_pos[h] + [0, 0.22], [host_pos[h, 0], top + 0.15],
                                    dcn_center - [0, 0.25]]) for h in range(num_hosts)]
             dcn_bw = system.dcn_bandwidth_per_host
         else:
-            dcn_paths = [np.array([[s * (X + gap) + (X - 1) / 2, top + 0.15], dcn_center - [0, 0.25]])
+            dcn_paths = [np.array([[lay.slice_x[s] + (X - 1) / 2, top + 0.15], dcn_center - [0, 0.25]])
                          for s in range(num_slices)]
             dcn_bw = system.dcn_bandwidth_per_host * hosts_per_slice
         dcn = LineCollection(dcn_paths, colors=LINK_COLORS["dcn"], linewidths=1.6,
@@ -575,7 +554,7 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         ax.add_patch(sw)
         ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=FONT["annotation"], zorder=5)
         for s in range(num_slices):
-            ax.text(s * (X + gap) + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top", fontsize=FONT["annotation"])
+            ax.text(lay.slice_x[s] + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top", fontsize=FONT["annotation"])
     ax.set_xlim(-0.8, xmax - 0.2)
     ax.set_ylim(-1.1 if has_dcn else -0.8, (Y + 1.9) if has_dcn else Y - 0.2)
     ax.set_aspect("equal")
@@ -625,14 +604,13 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
         raise CollectivesError(f"draw_switch draws a Switch, not {topology!r}")
     n = topology.num_ranks
     fig, ax = axes_for(ax, (3.4 if n <= 16 else 4.4) if ax is None else None)
-    pos = ring_layout(n)
-    node_r = min(0.12, 2.4 / n)
-    sw_half = 0.3
+    star = star_layout(n)
+    pos, node_r, sw_half = star.nodes, star.node_radius, star.hub_half
     links = topology.links
     klass = topology.link_class
     cmap = norm = None
     if link_values is None:
-        paths = [np.array([pos[g] * (1 - node_r), pos[g] * (sw_half / np.abs(pos[g]).max())]) for g in range(n)]
+        paths = list(star.spokes)
         coll = LineCollection(paths, colors=LINK_COLORS[klass], linewidths=4.0 if n <= 16 else 1.2, zorder=1)
     else:
         cmap, norm = value_norm(link_values)
@@ -640,8 +618,7 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
         for lid in range(len(links)):
             s, d = int(links.src[lid]), int(links.dst[lid])
             g = s if s < n else d
-            p = pos[g] * (1 - node_r)
-            q = pos[g] * (sw_half / np.abs(pos[g]).max())
+            p, q = star.spokes[g]
             u = (q - p) / np.hypot(*(q - p))
             off = np.array([u[1], -u[0]]) * (0.025 if s < n else -0.025)
             paths.append(np.array([p + off, q + off]))
@@ -730,8 +707,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         raise CollectivesError(f"draw_fat_tree draws a GpuCluster, not {cluster!r}")
     m, g, rails = cluster.num_nodes_, cluster.gpus_per_node, cluster.rails
     n = cluster.num_ranks
-    if aggregate is None:
-        aggregate = m > 8
+    lay = fat_tree_layout(cluster, aggregate)
+    aggregate = lay.aggregate
     links = cluster.links
     nvl, nic, up = _fat_tree_roles(cluster)
     fig, ax = axes_for(ax, 3.6 if ax is None else None)
@@ -740,28 +717,16 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     if link_values is not None:
         cmap, norm = value_norm(link_values)
         vals = np.asarray(link_values, dtype=float)
-    y_gpu, y_leaf, y_spine = 0.0, 3.0, 5.0
+    y_gpu, y_leaf, y_spine = lay.levels["gpu"], lay.levels["leaf"], lay.levels["spine"]
     num_sus = cluster.num_sus
     leaf0 = n + m
     gpu_node = np.arange(n) // g
     gpu_su = gpu_node // cluster.nodes_per_su
     rail_of = (np.arange(n) % g) % rails
     paths, widths_bw, seg_of_link, seg_color = [], [], np.full(len(links), -1), []
-    if not aggregate:
-        node_w = g + 1.2
-        gpu_x = gpu_node * node_w + (np.arange(n) % g)
-        su_span = {su: (gpu_x[gpu_su == su].min(), gpu_x[gpu_su == su].max()) for su in range(num_sus)}
-    else:
-        su_w = 10.0
-        su_span = {su: (su * (su_w + 1.5), su * (su_w + 1.5) + su_w) for su in range(num_sus)}
-    leaf_x = np.zeros(cluster.num_leaves)
-    for su in range(num_sus):
-        lo, hi = su_span[su]
-        step = (hi - lo) / max(rails, 1)
-        leaf_x[su * rails:(su + 1) * rails] = lo + step * (np.arange(rails) + 0.5)
-    xmin = min(v[0] for v in su_span.values()) - 0.8
-    xmax = max(v[1] for v in su_span.values()) + 0.8
-    spine_lo, spine_hi = xmin + 0.6, xmax - 0.6
+    gpu_x, su_span, su_w, leaf_x = lay.gpus[:, 0], lay.sus, lay.su_width, lay.leaves[:, 0]
+    xmin, xmax = lay.xlim
+    spine_lo, spine_hi = lay.spine[:, 0]
 
     def add(path, bw, link_ids, color):
         k = len(paths)
@@ -820,19 +785,19 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         if n <= 64:
             for r in range(n):
                 texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center", fontsize=FONT["dense"], zorder=4))
-        node_lo = np.arange(m) * (g + 1.2) - 0.45
-        nvs = PolyCollection(rects(node_lo, y_gpu - 1.35, g - 0.1, 0.3), facecolors="white",
-                             edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
+        nvs_w = lay.nvswitch_width
+        nvs = PolyCollection(rects(lay.nvswitches[:, 0] - nvs_w / 2, lay.nvswitches[:, 1] - 0.15, nvs_w, 0.3),
+                             facecolors="white", edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
         ax.add_collection(nvs, autolim=False)
         for k in range(m):
-            ax.text(node_lo[k] + (g - 0.1) / 2, y_gpu - 1.2, f"node {k} NVSwitch", ha="center", va="center",
+            ax.text(*lay.nvswitches[k], f"node {k} NVSwitch", ha="center", va="center",
                     fontsize=FONT["detail"], zorder=4)
     else:
         face = []
         for su in range(num_sus):
             sel = side_of[gpu_su == su]
             face.append(side_face[int(sel[0])] if len(sel) and (sel == sel[0]).all() else side_face[-1])
-        lo = np.array([su_span[s][0] for s in range(num_sus)])
+        lo = su_span[:, 0]
         nodes = PolyCollection(rects(lo, y_gpu - 1.2, su_w, 1.8), facecolors=face, edgecolors="#6e7781",
                                linewidths=0.8, zorder=3)
         ax.add_collection(nodes, autolim=False)
