@@ -502,6 +502,36 @@ def test_cost_curves_mark_where_the_fastest_algorithm_changes():
     assert t[before][0] <= t[after][0] and t[after][1] <= t[before][1]
 
 
+def test_cost_curves_are_computed_apart_from_their_drawing(monkeypatch):
+    algs = ["ring", "recursive_doubling"]
+    sizes = np.logspace(3, 9, 13)
+    curves = D.cost.cost_curves(RING8, "all_gather", algs, sizes)
+    assert curves.collective == "all_gather" and curves.labels == algs and curves.topology is RING8
+    for alg in algs:
+        schedule = cl.build("all_gather", RING8, alg)
+        assert np.allclose(curves.times[alg], cl.simulate_sizes(schedule, RING8, sizes))
+        assert curves.alpha[alg] == pytest.approx(cl.simulate_sizes(schedule, RING8, [0.0])[0])
+        t1, t2 = cl.simulate_sizes(schedule, RING8, [1e12, 2e12])
+        assert curves.beta[alg] == pytest.approx((t2 - t1) / 1e12)
+        assert curves.crossovers()[alg] == pytest.approx(curves.alpha[alg] / curves.beta[alg])
+    fastest = np.argmin([curves.times[a] for a in algs], axis=0)
+    assert np.array_equal(curves.fastest, fastest)
+    assert [(a, b) for _, a, b in curves.switches()] == [
+        (algs[i], algs[j]) for i, j in zip(fastest[:-1], fastest[1:]) if i != j]
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("draw_cost_curves(curves=...) must not simulate")
+
+    monkeypatch.setattr(cl, "simulate_sizes", no_simulation)
+    art = D.draw_cost_curves(curves=curves)
+    assert art["curves"] is curves and list(art["lines"]) == algs
+    for alg in algs:
+        assert np.array_equal(art["lines"][alg].get_ydata(), curves.times[alg])
+    assert art["crossovers"] == curves.crossovers() and art["switches"] == curves.switches()
+    with pytest.raises(cl.CollectivesError, match="needs a topology"):
+        D.draw_cost_curves()
+
+
 def test_bandwidth_curves_busbw_is_algbw_times_the_factor():
     art = D.draw_bandwidth_curves(NODE, "all_reduce", ["ring", "sharp"], peak=450e9)
     render(art)

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .. import CollectivesError, Schedule, Topology, Torus, format_bytes, format_rate, format_time
 from .. import hardware as hw
-from ..errors import CollectivesError
-from ..schedule import Schedule
-from ..topology import Topology, Torus
-from ..units import format_bytes, format_rate, format_time
 from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, STAGE_COLORS,
                     STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
 from .figure import axes_for, size_axis, time_axis, time_unit, topology_name
@@ -24,7 +22,7 @@ from .topology import draw_topology
 
 
 def _schedules_for(topology, collective, algorithms, schedules, axes):
-    from ..collectives import algorithms as list_algorithms, build
+    from .. import algorithms as list_algorithms, build
 
     if schedules is not None:
         return dict(schedules)
@@ -38,7 +36,7 @@ def _schedules_for(topology, collective, algorithms, schedules, axes):
 
 def _fit_alpha_beta(schedule, topology, sizes):
     """(latency term L in s, seconds per byte B) of t(V) ~ L + B V, from the simulator."""
-    from ..simulate import simulate_sizes
+    from .. import simulate_sizes
 
     big = np.array([1e12, 2e12])
     t0 = float(simulate_sizes(schedule, topology, np.array([0.0]))[0])
@@ -47,14 +45,73 @@ def _fit_alpha_beta(schedule, topology, sizes):
     return t0, slope
 
 
-def draw_cost_curves(topology: Topology, collective: str | None = None, algorithms=None, sizes=None, ax=None, *,
-                     schedules: Mapping[str, Schedule] | None = None, axes=None, reference: str | None = None):
-    """Time versus message size on log-log axes, one curve per algorithm.
+@dataclass(frozen=True)
+class CostCurves:
+    """Simulated time against message size for several algorithms, each with its
+    alpha-beta fit ``t(V) ~ alpha + beta V`` (made by :func:`cost_curves`)."""
 
-    Times come from :func:`~collectives_lib.simulate.simulate_sizes`.
+    collective: str
+    topology: Topology
+    sizes: np.ndarray                  # message sizes V in bytes
+    times: Mapping[str, np.ndarray]    # label -> seconds at each size
+    alpha: Mapping[str, float]         # label -> latency term L in seconds (the time of an empty message)
+    beta: Mapping[str, float]          # label -> seconds per byte B (the slope for large messages)
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.times)
+
+    @property
+    def fastest(self) -> np.ndarray:
+        """Index into :attr:`labels` of the fastest algorithm at each size."""
+        return np.argmin(np.stack([self.times[k] for k in self.labels]), axis=0)
+
+    def crossovers(self) -> dict[str, float]:
+        """Each algorithm's ``V* = alpha / beta`` in bytes, where the bandwidth term overtakes
+        the latency term (algorithms with a zero term have none)."""
+        return {k: self.alpha[k] / self.beta[k] for k in self.labels if self.alpha[k] > 0 and self.beta[k] > 0}
+
+    def switches(self) -> list[tuple[float, str, str]]:
+        """``(size, from, to)`` wherever the fastest algorithm changes, at the geometric
+        middle of the two sizes around the change."""
+        labels, best, sizes = self.labels, self.fastest, self.sizes
+        return [(math.sqrt(sizes[j - 1] * sizes[j]), labels[best[j - 1]], labels[best[j]])
+                for j in range(1, len(sizes)) if best[j] != best[j - 1]]
+
+
+def cost_curves(topology: Topology, collective: str | None = None, algorithms=None, sizes=None, *,
+                schedules: Mapping[str, Schedule] | None = None, axes=None) -> CostCurves:
+    """The numbers behind :func:`draw_cost_curves`: build the schedules, simulate them at
+    every size and fit ``t(V) ~ alpha + beta V`` to each.
+
+    Times come from :func:`~collectives_lib.simulate.simulate_sizes`; ``alpha`` is the
+    simulated time of an empty message and ``beta`` the slope between 1 TB and 2 TB.
     ``algorithms`` defaults to every algorithm that applies
     (:func:`~collectives_lib.collectives.algorithms`); or pass ready
-    ``schedules={label: schedule}``. Each curve is ``t(V) = L + B V`` in the
+    ``schedules={label: schedule}``. ``sizes`` defaults to 57 sizes from 1 kB to 10 GB.
+    """
+    from .. import simulate_sizes
+
+    scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
+    if not scheds:
+        raise CollectivesError(f"no algorithm applies to {collective} on {topology!r}")
+    if sizes is None:
+        sizes = np.logspace(3, 10, 57)
+    sizes = np.asarray(sizes, dtype=float)
+    times, alpha, beta = {}, {}, {}
+    for label, sched in scheds.items():
+        times[label] = simulate_sizes(sched, topology, sizes)
+        alpha[label], beta[label] = _fit_alpha_beta(sched, topology, sizes)
+    return CostCurves(collective or next(iter(scheds.values())).collective, topology, sizes, times, alpha, beta)
+
+
+def draw_cost_curves(topology: Topology | None = None, collective: str | None = None, algorithms=None,
+                     sizes=None, ax=None, *, schedules: Mapping[str, Schedule] | None = None, axes=None,
+                     reference: str | None = None, curves: CostCurves | None = None):
+    """Time versus message size on log-log axes, one curve per algorithm.
+
+    The numbers are :func:`cost_curves` of the same arguments, or ``curves``
+    when given (then nothing is simulated). Each curve is ``t(V) = L + B V`` in the
     large: the latency-bound regime (left, shaded) is where ``L`` dominates,
     the bandwidth-bound one (right) where ``B V`` does, and the crossover
     ``V* = L / B`` of the ``reference`` algorithm (default: the fastest at
@@ -64,57 +121,41 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
 
     Returns ``{"lines": {label: Line2D}, "crossover": V* (bytes) or None,
     "crossovers": {label: V*}, "switches": [(size, from, to)], "regimes":
-    [latency span, bandwidth span], "figure", "axes", "alt"}``.
+    [latency span, bandwidth span], "curves": the CostCurves drawn, "figure",
+    "axes", "alt"}``.
     """
-    from ..simulate import simulate_sizes
-
-    scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
-    if not scheds:
-        raise CollectivesError(f"no algorithm applies to {collective} on {topology!r}")
-    if sizes is None:
-        sizes = np.logspace(3, 10, 57)
-    sizes = np.asarray(sizes, dtype=float)
+    if curves is None:
+        if topology is None:
+            raise CollectivesError("draw_cost_curves needs a topology, or curves=cost_curves(...)")
+        curves = cost_curves(topology, collective, algorithms, sizes, schedules=schedules, axes=axes)
+    topology, sizes, times, labels = curves.topology, curves.sizes, curves.times, curves.labels
     fig, ax = axes_for(ax, 3.6 if ax is None else None)
-    times = {}
     lines = {}
-    fits = {}
-    for i, (label, sched) in enumerate(scheds.items()):
+    for i, label in enumerate(labels):
         color, ls, marker = ALGORITHM_STYLES[i % len(ALGORITHM_STYLES)]
-        t = simulate_sizes(sched, topology, sizes)
-        times[label] = t
-        (line,) = ax.plot(sizes, t, color=color, ls=ls, lw=1.8, label=str(label).replace("_", " "),
+        (line,) = ax.plot(sizes, times[label], color=color, ls=ls, lw=1.8, label=str(label).replace("_", " "),
                           marker=marker, markevery=(i * 2 % 8, 8), ms=4, zorder=3)
         lines[label] = line
-        fits[label] = _fit_alpha_beta(sched, topology, sizes)
-    labels = list(times)
     stack = np.stack([times[k] for k in labels])
-    best = np.argmin(stack, axis=0)
-    switches = []
-    for j in range(1, len(sizes)):
-        if best[j] != best[j - 1]:
-            a, b = labels[best[j - 1]], labels[best[j]]
-            # solve for the exact crossing on a log-log scale between the two sample points
-            x = math.sqrt(sizes[j - 1] * sizes[j])
-            switches.append((x, a, b))
-            ax.axvline(x, color=MUTED_COLOR, ls=":", lw=1.0, zorder=1)
-            ax.text(x, 0.02, f" {str(b).replace('_', ' ')} fastest \u2192", transform=ax.get_xaxis_transform(),
-                    rotation=90, fontsize=FONT["detail"], color=MUTED_COLOR, ha="right", va="bottom")
-    crossovers = {}
+    best = curves.fastest
+    switches = curves.switches()
+    for x, a, b in switches:
+        ax.axvline(x, color=MUTED_COLOR, ls=":", lw=1.0, zorder=1)
+        ax.text(x, 0.02, f" {str(b).replace('_', ' ')} fastest \u2192", transform=ax.get_xaxis_transform(),
+                rotation=90, fontsize=FONT["detail"], color=MUTED_COLOR, ha="right", va="bottom")
+    crossovers = curves.crossovers()
     for i, label in enumerate(labels):
-        L, B = fits[label]
-        if L > 0 and B > 0:
-            v = L / B
-            crossovers[label] = v
-            if sizes[0] <= v <= sizes[-1]:
-                color = ALGORITHM_STYLES[i % len(ALGORITHM_STYLES)][0]
-                tv = float(np.interp(np.log(v), np.log(sizes), np.log(times[label])))
-                ax.plot([v], [math.exp(tv)], marker="o", ms=7, mfc="white", mec=color, mew=1.6, zorder=4)
+        v = crossovers.get(label)
+        if v is not None and sizes[0] <= v <= sizes[-1]:
+            color = ALGORITHM_STYLES[i % len(ALGORITHM_STYLES)][0]
+            tv = float(np.interp(np.log(v), np.log(sizes), np.log(times[label])))
+            ax.plot([v], [math.exp(tv)], marker="o", ms=7, mfc="white", mec=color, mew=1.6, zorder=4)
     if reference is None:
         reference = labels[int(best[-1])]
     regimes = []
     v_star = crossovers.get(reference)
     if v_star is not None and sizes[0] < v_star < sizes[-1]:
-        L, B = fits[reference]
+        L, B = curves.alpha[reference], curves.beta[reference]
         regimes.append(ax.axvspan(sizes[0], v_star, color="#88CCEE", alpha=0.16, lw=0, zorder=0))
         regimes.append(ax.axvspan(v_star, sizes[-1], color="#DDCC77", alpha=0.16, lw=0, zorder=0))
         ax.plot(sizes, np.full(len(sizes), L), color=MUTED_COLOR, ls=(0, (1, 2)), lw=1.0, zorder=2)
@@ -140,7 +181,7 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
     ax.set_xlabel("message size V (bytes)", fontsize=FONT["label"])
     ax.set_ylabel("time", fontsize=FONT["label"])
     ax.grid(True, which="major", color="#e6e8eb", lw=0.6)
-    coll = (collective or next(iter(scheds.values())).collective).replace("_", "-")
+    coll = curves.collective.replace("_", "-")
     ax.set_title(f"{coll} on the {topology_name(topology)}: time versus size", fontsize=FONT["title"])
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["tick"], frameon=False,
               title="algorithm\n(o: its V* = L/B)", title_fontsize=FONT["tick"])
@@ -151,7 +192,7 @@ def draw_cost_curves(topology: Topology, collective: str | None = None, algorith
            + "".join(f"; {str(b).replace('_', ' ')} becomes fastest at about {format_bytes(x)}" for x, a, b in switches)
            + ".")
     return {"lines": lines, "crossover": v_star if regimes else None, "crossovers": crossovers,
-            "switches": switches, "regimes": regimes, "figure": fig, "axes": ax, "alt": alt}
+            "switches": switches, "regimes": regimes, "curves": curves, "figure": fig, "axes": ax, "alt": alt}
 
 
 def draw_bandwidth_curves(topology: Topology, collective: str | None = None, algorithms=None, sizes=None,
@@ -167,8 +208,7 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     Returns ``{"lines": {(label, "algbw" | "busbw"): Line2D}, "figure",
     "axes", "alt"}``.
     """
-    from ..schedule import BUSBW_FACTORS
-    from ..simulate import simulate_sizes
+    from .. import BUSBW_FACTORS, simulate_sizes
 
     scheds = _schedules_for(topology, collective, algorithms, schedules, axes)
     if sizes is None:
@@ -227,7 +267,7 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
     """
     from matplotlib.patches import Patch
 
-    from ..simulate import simulate
+    from .. import simulate
 
     r = result if result is not None else simulate(schedule, topology, nbytes)
     fig, ax = axes_for(ax, 3.0 if ax is None else None)
@@ -294,7 +334,7 @@ def draw_link_loads(topology: Topology, values=None, ax=None, *, schedule: Sched
     Returns the topology drawing's dict plus ``"values"``, ``"bottleneck"``
     (link id) and ``"bottleneck_label"``.
     """
-    from ..simulate import simulate, step_link_loads
+    from .. import simulate, step_link_loads
 
     title = None
     if values is None:

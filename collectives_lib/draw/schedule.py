@@ -67,7 +67,7 @@ def _lowest_bit(c: np.ndarray) -> np.ndarray:
 def replay_states(schedule: Schedule, states=None):
     if states is not None:
         return states
-    from ..replay import replay
+    from .. import replay
 
     return replay(schedule, elements=1)
 

@@ -418,7 +418,7 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
         raise CollectivesError(f"draw_slice_in_pod needs a TPU slice, not {slice_topology!r}")
     gen = slice_topology.generation
     if pod is None:
-        from ..topology import tpu_pod
+        from .. import tpu_pod
 
         pod = tpu_pod(gen.name)
     shape = slice_topology.dims
