@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -80,6 +81,26 @@ def test_importing_the_library_and_the_module_does_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_importing_the_drawings_without_matplotlib_names_the_extra_to_install():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["matplotlib"] = None            # as if matplotlib were not installed
+        import collectives_lib as cl                # the engine needs only numpy
+        for load in (lambda: __import__("collectives_lib.draw"), lambda: cl.draw):
+            try:
+                load()
+            except ImportError as err:
+                print(type(err).__name__, err.name, "|", err)
+            else:
+                print("imported")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1], out.stdout
+    assert lines[0].startswith("ModuleNotFoundError matplotlib | ")
+    assert 'pip install "collectives_lib[plot]"' in lines[0]
 
 
 def test_rank_palette_is_distinct_and_cycles_with_hatches():

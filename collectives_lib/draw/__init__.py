@@ -59,6 +59,13 @@ drawing.
 
 from __future__ import annotations
 
+from importlib.util import find_spec as _find_spec
+
+if _find_spec("matplotlib") is None:   # looks for matplotlib without importing it
+    raise ModuleNotFoundError(
+        'collectives_lib.draw needs matplotlib, which is not installed: pip install "collectives_lib[plot]"',
+        name="matplotlib")
+
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
