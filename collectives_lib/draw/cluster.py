@@ -82,7 +82,8 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
     nodes = PolyCollection(rects(gpu_pos[:, 0] - 0.3, gpu_pos[:, 1] - 0.28, 0.6, 0.56), facecolors=face,
                            edgecolors="#6e7781", linewidths=0.7, zorder=3)
     ax.add_collection(nodes, autolim=False)
-    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center", fontsize=FONT["tick"] if R <= 32 else FONT["smallest"],
+    texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center",
+                     fontsize=FONT["tick"] if R <= 32 else FONT["smallest"],
                      color=text_on(face[r]), zorder=4) for r in range(R)]
     spine_y = lay.spine_y
     paths, ops = [], np.zeros(0, int)

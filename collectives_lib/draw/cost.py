@@ -162,10 +162,10 @@ def draw_cost_curves(topology: Topology | None = None, collective: str | None = 
         ax.plot(sizes, B * sizes, color=MUTED_COLOR, ls=(0, (1, 2)), lw=1.0, zorder=2)
         ax.axvline(v_star, color=TEXT_COLOR, lw=1.0, zorder=2)
         trans = ax.get_xaxis_transform()
-        ax.text(v_star, 0.97, "latency-bound \u2190 ", transform=trans, fontsize=FONT["annotation"], va="top", ha="right",
-                color=TEXT_COLOR)
-        ax.text(v_star, 0.97, " \u2192 bandwidth-bound", transform=trans, fontsize=FONT["annotation"], va="top", ha="left",
-                color=TEXT_COLOR)
+        ax.text(v_star, 0.97, "latency-bound \u2190 ", transform=trans, fontsize=FONT["annotation"], va="top",
+                ha="right", color=TEXT_COLOR)
+        ax.text(v_star, 0.97, " \u2192 bandwidth-bound", transform=trans, fontsize=FONT["annotation"], va="top",
+                ha="left", color=TEXT_COLOR)
         ax.text(v_star, 0.88, f" V* = L/B = {format_bytes(v_star)}\n ({str(reference).replace('_', ' ')}: "
                 f"L = {format_time(L)}, 1/B = {format_rate(1 / B)})", transform=trans, fontsize=FONT["small"], va="top",
                 ha="left", color=TEXT_COLOR,
@@ -447,9 +447,11 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
             seen.append(t)
             handles.append(Patch(facecolor=c, hatch="///" if t == "pcie" else (".." if t == "dcn" else ""),
                                  edgecolor="white", label=tier_names.get(t, t)))
-    ax.legend(handles=handles, loc="lower right", fontsize=FONT["small"], frameon=True, framealpha=0.9, edgecolor=FAINT_COLOR)
+    ax.legend(handles=handles, loc="lower right", fontsize=FONT["small"], frameon=True, framealpha=0.9,
+              edgecolor=FAINT_COLOR)
     ratio = vals.max() / vals.min()
-    ax.set_title(f"The bandwidth ladder: {ratio:,.0f}x from on-chip to the data-centre network", fontsize=FONT["heading"])
+    ax.set_title(f"The bandwidth ladder: {ratio:,.0f}x from on-chip to the data-centre network",
+                 fontsize=FONT["heading"])
     alt = ("Horizontal bars on a log scale, from " + f"{names[0]} at {format_rate(vals[0])} down to "
            f"{names[-1]} at {format_rate(vals[-1])}: " + "; ".join(f"{nm} {format_rate(v)}" for nm, v in zip(names, vals)) + ".")
     return {"bars": bars, "sources": sources, "figure": fig, "axes": ax, "alt": alt}

@@ -74,7 +74,8 @@ def draw_packet_pipeline(hops: int, packets: int, slot: int, ax=None):
                               fontsize=FONT["subheading"], color=TEXT_COLOR, va="bottom"))
         for node in range(hops + 1):
             name = "source" if node == 0 else ("destination" if node == hops else f"switch {node}")
-            labels.append(ax.text(node, y - 0.14, name, ha="center", va="top", fontsize=FONT["annotation"], color=MUTED_COLOR))
+            labels.append(ax.text(node, y - 0.14, name, ha="center", va="top", fontsize=FONT["annotation"],
+                                  color=MUTED_COLOR))
     links = LineCollection(segs, colors=[OP_COLORS["copy"] if b else FAINT_COLOR for b in seg_busy],
                            linewidths=[4.0 if b else 1.5 for b in seg_busy], zorder=1)
     ax.add_collection(links)

@@ -81,8 +81,8 @@ def draw_bisection(topology: Topology, side=None, ax=None):
                    Patch(facecolor=RANK_COLORS[2], edgecolor="#6e7781", label=f"side B: {len(rest)} chips"),
                    Line2D([], [], color=OP_COLORS["reduce"], lw=3,
                           label=f"{n_cross} links A\u2192B\n\u00d7 {per}\n= {format_rate(bw)}")]
-        a.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"], frameon=False,
-                 borderaxespad=0.0)
+        a.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"],
+                 frameon=False, borderaxespad=0.0)
         art.update(cut=cut, cut_bandwidth=bw, crossing=crossing)
         art["alt"] = (f"The {topology_name(topology)} split into two halves of {len(side)} and {len(rest)} "
                       f"chips; the {n_cross} links crossing from one half to the other are highlighted, "

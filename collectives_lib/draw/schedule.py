@@ -234,7 +234,8 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
         xlabel = "pipeline chunks of the array"
     tick_every = 1 if len(groups) <= 16 else max(1, len(groups) // 16)
     ax.set_xticks([(a + b) / 2 for a, b, _ in groups[::tick_every]])
-    ax.set_xticklabels([t for _, _, t in groups[::tick_every]], fontsize=FONT["small"] if len(groups) <= 16 else FONT["dense"])
+    ax.set_xticklabels([t for _, _, t in groups[::tick_every]],
+                       fontsize=FONT["small"] if len(groups) <= 16 else FONT["dense"])
     if per > 1:
         ax.vlines([a for a, _, _ in groups[1:]], -P + 0.45, 0.55, colors=TEXT_COLOR, lw=0.8, zorder=3.5)
     ax.set_xlabel(xlabel, fontsize=FONT["annotation"])

@@ -164,7 +164,8 @@ def draw_torus(topology: Torus, ax=None, *, labels: bool | None = None, highligh
     nodes = _draw_chips(ax, pos, size=size, facecolor=face)
     if labels is None:
         labels = topology.num_ranks <= 64
-    texts = _coord_labels(ax, topology, pos, fontsize=FONT["small"] if max(X, Y) <= 4 else FONT["dense"]) if labels else []
+    texts = (_coord_labels(ax, topology, pos, fontsize=FONT["small"] if max(X, Y) <= 4 else FONT["dense"])
+             if labels else [])
     ax.set_xlim(-1.0, X)
     ax.set_ylim(-0.9 if Y > 1 else -0.6, Y - 0.1 if Y > 1 else 0.6)
     ax.set_aspect("equal")
@@ -233,7 +234,8 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
         labels = n <= 32
     if labels:
         for r in range(n):
-            texts.append(ax.text(*pos[r], str(r), ha="center", va="center", fontsize=FONT["small"] if n <= 16 else FONT["dense"], zorder=4))
+            texts.append(ax.text(*pos[r], str(r), ha="center", va="center",
+                                 fontsize=FONT["small"] if n <= 16 else FONT["dense"], zorder=4))
     ax.set_xlim(-1.25, 1.25)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
@@ -343,8 +345,8 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     if slice_shape is not None:
         sx, sy, sz = (int(v) for v in slice_shape)
         x0, y0 = X - sx, Y - sy  # the visible corner
-        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)), facecolors=RANK_COLORS[0], edgecolors=TEXT_COLOR,
-                                    linewidths=1.0, alpha=0.85, zorder=3, hatch="////")
+        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)), facecolors=RANK_COLORS[0],
+                                    edgecolors=TEXT_COLOR, linewidths=1.0, alpha=0.85, zorder=3, hatch="////")
         ax.add_collection(slice_coll, autolim=False)
     cut_coll = None
     bis = topology.bisection_bandwidth()
@@ -554,7 +556,8 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         ax.add_patch(sw)
         ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=FONT["annotation"], zorder=5)
         for s in range(num_slices):
-            ax.text(lay.slice_x[s] + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top", fontsize=FONT["annotation"])
+            ax.text(lay.slice_x[s] + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top",
+                    fontsize=FONT["annotation"])
     ax.set_xlim(-0.8, xmax - 0.2)
     ax.set_ylim(-1.1 if has_dcn else -0.8, (Y + 1.9) if has_dcn else Y - 0.2)
     ax.set_aspect("equal")
@@ -575,7 +578,8 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
                  ncol=2 if not has_dcn else 2)
     what = ((f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if num_slices > 1 else
              f"one TPU {gen.name} slice of {X}x{Y}") if has_dcn else topology_name(sl))
-    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe", fontsize=FONT["title"])
+    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe",
+                 fontsize=FONT["title"])
     alt = (f"{what[:1].upper() + what[1:]}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
            f"linked by dotted PCIe lines to its host in the middle"
            + ("; the hosts connect up to one DCN switch" if has_dcn else "") + ".")
@@ -636,7 +640,8 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
                         facecolor="white", edgecolor=LINK_COLORS[klass], lw=2, zorder=4)
     ax.add_patch(sw)
     sw_name = "NVSwitch" if klass == "nvlink" else "switch"
-    ax.text(0, 0, sw_name, ha="center", va="center", fontsize=FONT["annotation"] if n <= 16 else FONT["small"], zorder=5)
+    ax.text(0, 0, sw_name, ha="center", va="center", fontsize=FONT["annotation"] if n <= 16 else FONT["small"],
+            zorder=5)
     texts = []
     if labels is None:
         labels = True
@@ -784,7 +789,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         ax.add_collection(nodes, autolim=False)
         if n <= 64:
             for r in range(n):
-                texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center", fontsize=FONT["dense"], zorder=4))
+                texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center",
+                                     fontsize=FONT["dense"], zorder=4))
         nvs_w = lay.nvswitch_width
         nvs = PolyCollection(rects(lay.nvswitches[:, 0] - nvs_w / 2, lay.nvswitches[:, 1] - 0.15, nvs_w, 0.3),
                              facecolors="white", edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
