@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import collectives_lib as cl
 from collectives_lib.draw import style
 
 DRAW_DIR = Path(style.__file__).parent
@@ -34,3 +35,93 @@ def test_drawing_code_takes_font_sizes_from_the_roles(path):
     hits = [f"{path.name}:{i}: {line.strip()}" for i, line in enumerate(path.read_text().splitlines(), 1)
             if FONT_LITERAL.search(line)]
     assert not hits, "font sizes written as numbers (use style.FONT[role]):\n" + "\n".join(hits)
+
+
+HEX_LITERAL = re.compile(r"[\"']#[0-9a-fA-F]{6}[\"']")
+
+
+@pytest.mark.parametrize("path", sorted(p for p in DRAW_DIR.glob("*.py") if p.name != "style.py"),
+                         ids=lambda p: p.name)
+def test_every_colour_lives_in_the_palette(path):
+    hits = [f"{path.name}:{i}: {line.strip()}" for i, line in enumerate(path.read_text().splitlines(), 1)
+            if HEX_LITERAL.search(line)]
+    assert not hits, "colours typed outside style.py:\n" + "\n".join(hits)
+
+
+# --------------------------------------------------------------------------
+# naming a colour instead of typing it
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("what, want", [
+    (0, style.RANK_COLORS[0]), (3, style.RANK_COLORS[3]), ("copy", style.OP_COLORS["copy"]),
+    ("reduce", style.OP_COLORS["reduce"]), ("ici", style.LINK_COLORS["ici"]), ("dcn", style.LINK_COLORS["dcn"]),
+    ("latency", style.REGIME_COLORS["latency"]), ("bandwidth", style.REGIME_COLORS["bandwidth"]),
+    ("text", style.TEXT_COLOR), ("muted", style.MUTED_COLOR), ("faint", style.FAINT_COLOR),
+    ("grid", style.GRID_COLOR), ("node", style.NODE_COLOR), ("node_edge", style.NODE_EDGE_COLOR),
+    ("idle", style.IDLE_COLOR), ("panel", style.PANEL_COLOR), ("panel_edge", style.PANEL_EDGE_COLOR),
+    ("route", style.ROUTE_COLOR), ("empty", style.EMPTY_COLOR),
+], ids=str)
+def test_color_for_names_every_colour_of_the_palette(what, want):
+    assert style.color_for(what) == want
+
+
+def test_color_for_takes_numpy_ranks_and_refuses_unknown_names():
+    import numpy as np
+
+    assert style.color_for(np.int64(5)) == style.rank_color(5)
+    with pytest.raises(cl.CollectivesError, match=r"no book colour for 'purple': give a rank number or one of copy"):
+        style.color_for("purple")
+    with pytest.raises(cl.CollectivesError, match="no book colour for True"):
+        style.color_for(True)
+
+
+def test_the_palette_colours_that_chapters_type_today_are_named():
+    # the literals the chapters use, each now a named colour (see color_for)
+    assert style.GRID_COLOR == "#e6e8eb" and style.IDLE_COLOR == "#f3f4f6"
+    assert style.REGIME_COLORS == {"latency": "#88CCEE", "bandwidth": "#DDCC77"}
+    assert style.NODE_EDGE_COLOR == "#6e7781" and style.NODE_COLOR == "#eef1f4"
+    assert (style.PANEL_COLOR, style.PANEL_EDGE_COLOR) == ("#f6f8fa", "#d0d7de")
+
+
+# --------------------------------------------------------------------------
+# a chapter's plot in the book's sizes, without a number
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def ax():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    fig, ax = cl.draw.new_figure(pyplot=False)
+    return ax
+
+
+def test_label_axes_sets_title_labels_and_ticks_by_role(ax):
+    assert cl.draw.label_axes(ax, "time versus size", "V (bytes)", "time", tick_role="annotation") is ax
+    assert ax.get_title() == "time versus size" and ax.title.get_fontsize() == style.FONT["heading"]
+    assert ax.xaxis.label.get_fontsize() == ax.yaxis.label.get_fontsize() == style.FONT["label"]
+    assert ax.xaxis.get_major_ticks()[0].label1.get_fontsize() == style.FONT["annotation"]
+    cl.draw.label_axes(ax, "one-panel figure", title_role="title")
+    assert ax.title.get_fontsize() == style.FONT["title"] and ax.get_xlabel() == "V (bytes)"
+    with pytest.raises(KeyError):
+        cl.draw.label_axes(ax, "x", title_role="huge")
+
+
+def test_legend_is_frameless_in_the_role_size(ax):
+    ax.plot([0, 1], [0, 1], label="ring")
+    leg = cl.draw.legend(ax, loc="upper left", title="algorithm")
+    assert not leg.get_frame_on() and leg.get_texts()[0].get_fontsize() == style.FONT["annotation"]
+    assert leg.get_title().get_fontsize() == style.FONT["annotation"]
+    from matplotlib.lines import Line2D
+
+    small = cl.draw.legend(ax, [Line2D([], [], label="copy")], role="tick", ncol=2)
+    assert [t.get_text() for t in small.get_texts()] == ["copy"]
+    assert small.get_texts()[0].get_fontsize() == style.FONT["tick"]
+
+
+def test_grid_draws_the_light_grid_on_the_asked_axis(ax):
+    from matplotlib.colors import to_hex
+
+    cl.draw.grid(ax, "y")
+    ygrid = ax.yaxis.get_major_ticks()[0].gridline
+    assert ygrid.get_visible() and to_hex(ygrid.get_color()) == style.GRID_COLOR and ygrid.get_linewidth() == 0.6
+    assert not ax.xaxis.get_major_ticks()[0].gridline.get_visible()

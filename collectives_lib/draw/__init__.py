@@ -27,12 +27,18 @@ never re-chosen per figure):
 * :data:`STAGE_COLORS` -- stages of a schedule (Tol's *bright* scheme, with
   :data:`STAGE_HATCHES`).
 * :data:`LOAD_CMAP` -- link loads, light (idle) to dark (busiest).
+* the rest of a figure by role: :data:`TEXT_COLOR`, :data:`MUTED_COLOR`,
+  :data:`FAINT_COLOR`, :data:`GRID_COLOR`, :data:`NODE_COLOR` and its edge,
+  :data:`IDLE_COLOR`, :data:`REGIME_COLORS`...; :func:`color_for` names any of
+  them (``color_for(3)``, ``color_for("reduce")``, ``color_for("grid")``).
 
 One size rule: :data:`FIGURE_WIDTH` inches at :data:`DPI` (700 px, the
 width of the sphinx-book-theme page column), ``layout="constrained"`` and a
 white background, so the PNG reads as a card in the site's dark mode too;
 font sizes by role from :data:`FONT` (``FONT["title"]``, ``FONT["label"]``,
 ``FONT["annotation"]``...), never written as numbers.
+A chapter's own plot takes the same sizes with :func:`label_axes` (title
+and axis labels), :func:`legend` (frameless) and :func:`grid`.
 
 Counting artists (what the tests check): schedule drawings return
 ``"arrows"``, a LineCollection with one path per transfer of the step
@@ -69,16 +75,18 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
-from .figure import FigureImage, new_figure, show
+from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .layout import packet_places as _packet_places  # its name before the split (tests/test_ch_foundations.py)
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
 from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, FONT,
-                    LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, LOAD_CMAP, MUTED_COLOR, NODE_COLOR, OP_COLORS,
-                    OP_LINESTYLES, PATH_STYLES, RANK_COLORS, RANK_HATCHES, ROUTE_COLOR, STAGE_COLORS,
-                    STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE, rank_color, rank_hatch)
+                    GRID_COLOR, IDLE_COLOR, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES,
+                    LOAD_CMAP, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, OP_LINESTYLES,
+                    PANEL_COLOR, PANEL_EDGE_COLOR, PATH_STYLES, RANK_COLORS, RANK_HATCHES, REGIME_COLORS,
+                    ROUTE_COLOR, SLOT_EDGE_COLOR, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE,
+                    color_for, rank_color, rank_hatch)
 from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
 

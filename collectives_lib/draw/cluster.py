@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..schedule import Schedule
-from .style import (FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, OP_LINESTYLES, op_name, rank_color, text_on,
-                    tint)
+from .style import (FONT, LINK_COLORS, MUTED_COLOR, NODE_EDGE_COLOR, OP_COLORS, OP_LINESTYLES, op_name,
+                    rank_color, text_on, tint)
 from .figure import axes_for, blank, new_figure, panel_axes
 from .layout import arrow_heads, cluster_layout, rects
 from .schedule import draw_buffers, replay_states, schedule_name, step_caption, step_player, step_title
@@ -80,7 +80,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
         local[grp] = np.arange(len(grp))
     face = [to_rgba(rank_color(i)) for i in local]
     nodes = PolyCollection(rects(gpu_pos[:, 0] - 0.3, gpu_pos[:, 1] - 0.28, 0.6, 0.56), facecolors=face,
-                           edgecolors="#6e7781", linewidths=0.7, zorder=3)
+                           edgecolors=NODE_EDGE_COLOR, linewidths=0.7, zorder=3)
     ax.add_collection(nodes, autolim=False)
     texts = [ax.text(*gpu_pos[r], str(r), ha="center", va="center",
                      fontsize=FONT["tick"] if R <= 32 else FONT["smallest"],

@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import CollectivesError, Schedule, Topology, Torus, format_bytes, format_rate, format_time
 from .. import hardware as hw
-from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, STAGE_COLORS,
-                    STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
-from .figure import axes_for, size_axis, time_axis, time_unit, topology_name
+from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, REGIME_COLORS,
+                    STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
+from .figure import axes_for, grid, size_axis, time_axis, time_unit, topology_name
 from .layout import grid_layout
 from .topology import draw_topology
 
@@ -156,8 +156,8 @@ def draw_cost_curves(topology: Topology | None = None, collective: str | None = 
     v_star = crossovers.get(reference)
     if v_star is not None and sizes[0] < v_star < sizes[-1]:
         L, B = curves.alpha[reference], curves.beta[reference]
-        regimes.append(ax.axvspan(sizes[0], v_star, color="#88CCEE", alpha=0.16, lw=0, zorder=0))
-        regimes.append(ax.axvspan(v_star, sizes[-1], color="#DDCC77", alpha=0.16, lw=0, zorder=0))
+        regimes.append(ax.axvspan(sizes[0], v_star, color=REGIME_COLORS["latency"], alpha=0.16, lw=0, zorder=0))
+        regimes.append(ax.axvspan(v_star, sizes[-1], color=REGIME_COLORS["bandwidth"], alpha=0.16, lw=0, zorder=0))
         ax.plot(sizes, np.full(len(sizes), L), color=MUTED_COLOR, ls=(0, (1, 2)), lw=1.0, zorder=2)
         ax.plot(sizes, B * sizes, color=MUTED_COLOR, ls=(0, (1, 2)), lw=1.0, zorder=2)
         ax.axvline(v_star, color=TEXT_COLOR, lw=1.0, zorder=2)
@@ -180,7 +180,7 @@ def draw_cost_curves(topology: Topology | None = None, collective: str | None = 
     ax.tick_params(labelsize=FONT["tick"])
     ax.set_xlabel("message size V (bytes)", fontsize=FONT["label"])
     ax.set_ylabel("time", fontsize=FONT["label"])
-    ax.grid(True, which="major", color="#e6e8eb", lw=0.6)
+    grid(ax)
     coll = curves.collective.replace("_", "-")
     ax.set_title(f"{coll} on the {topology_name(topology)}: time versus size", fontsize=FONT["title"])
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["tick"], frameon=False,
@@ -244,7 +244,7 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     ax.tick_params(labelsize=FONT["tick"])
     ax.set_xlabel("message size (bytes, powers of 2 as in nccl-tests)", fontsize=FONT["label"])
     ax.set_ylabel("bandwidth (GB/s)", fontsize=FONT["label"])
-    ax.grid(True, color="#e6e8eb", lw=0.6)
+    grid(ax)
     coll = (collective or next(iter(scheds.values())).collective)
     factor = "2(n-1)/n" if coll == "all_reduce" else "(n-1)/n"
     ax.set_title(f"{coll.replace('_', '-')} on the {topology_name(topology)}\nalgbw = V/t (solid), "
@@ -298,7 +298,7 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
     if K <= 24:
         ax.set_xticks(x)
     ax.tick_params(labelsize=FONT["tick"])
-    ax.grid(True, axis="y", color="#e6e8eb", lw=0.6)
+    grid(ax, "y")
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -413,7 +413,7 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
         return "chip"
 
     tiers = [tier(nm) for nm in names]
-    colors = [LINK_COLORS.get(t, TIER_COLORS.get(t, "#777777")) for t in tiers]
+    colors = [LINK_COLORS[t] if t in LINK_COLORS else TIER_COLORS[t] for t in tiers]   # tier() gives one or the other
     y = np.arange(len(items))[::-1]
     bars = ax.barh(y, vals, color=colors, height=0.7, edgecolor="white")
     for bar, t in zip(bars, tiers):
@@ -434,7 +434,7 @@ def draw_bandwidth_ladder(ax=None, *, ladder: Mapping[str, Any] | None = None):
         sources[nm] = (f.source, title_url[0], title_url[1])
         ax.text(v * 1.15, yy, f"{format_rate(v)}  [{f.source}]", va="center", fontsize=FONT["small"], color=TEXT_COLOR)
     ax.set_xlabel("bandwidth (bytes/s, one way, log scale); [source key] in hardware.SOURCES", fontsize=FONT["label"])
-    ax.grid(True, axis="x", color="#e6e8eb", lw=0.6)
+    grid(ax, "x")
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..topology import GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
 from ..units import format_bytes, format_time
-from .style import (DPI, FIGURE_HEIGHT, FIGURE_WIDTH, FONT, LINK_COLORS, LINK_LINESTYLES, WRAP_LINESTYLE,
-                    load_cmap)
+from .style import (DPI, FIGURE_HEIGHT, FIGURE_WIDTH, FONT, GRID_COLOR, LINK_COLORS, LINK_LINESTYLES,
+                    WRAP_LINESTYLE, load_cmap)
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None,
@@ -138,6 +138,42 @@ def blank(ax) -> None:
     hide_frame(ax)
     ax.set_xticks([])
     ax.set_yticks([])
+
+
+def label_axes(ax, title: str | None = None, xlabel: str | None = None, ylabel: str | None = None, *,
+               title_role: str = "heading", label_role: str = "label", tick_role: str | None = None):
+    """Title and axis labels in the book's sizes: the title in ``FONT[title_role]`` (a plot's
+    title is a heading, 9.5 pt; ``"title"`` for 10 pt), the axis labels in ``FONT[label_role]``
+    and, when ``tick_role`` is given, the tick labels in ``FONT[tick_role]``. Returns ``ax``.
+
+    Lets a chapter write ``label_axes(ax, "time versus size", "V (bytes)", "time")`` instead of
+    three calls with font sizes."""
+    if title is not None:
+        ax.set_title(title, fontsize=FONT[title_role])
+    if xlabel is not None:
+        ax.set_xlabel(xlabel, fontsize=FONT[label_role])
+    if ylabel is not None:
+        ax.set_ylabel(ylabel, fontsize=FONT[label_role])
+    if tick_role is not None:
+        ax.tick_params(labelsize=FONT[tick_role])
+    return ax
+
+
+def legend(ax, handles=None, *, role: str = "annotation", **kwargs):
+    """A frameless legend in ``FONT[role]`` (its title too); other keyword arguments go to
+    ``Axes.legend`` (``loc``, ``ncol``, ``bbox_to_anchor``...)."""
+    if handles is not None:
+        kwargs["handles"] = handles
+    if kwargs.get("title") is not None:
+        kwargs.setdefault("title_fontsize", FONT[role])
+    kwargs.setdefault("frameon", False)
+    return ax.legend(fontsize=FONT[role], **kwargs)
+
+
+def grid(ax, axis: str = "both") -> None:
+    """The book's light grid (:data:`~collectives_lib.draw.style.GRID_COLOR`) on ``axis``
+    (``"both"``, ``"x"`` or ``"y"``), at the major ticks."""
+    ax.grid(True, axis=axis, which="major", color=GRID_COLOR, lw=0.6)
 
 
 def topology_name(topo: Topology) -> str:

@@ -8,9 +8,9 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_time
-from .style import (FAINT_COLOR, FONT, MUTED_COLOR, NODE_COLOR, OP_COLORS, STAGE_COLORS, STAGE_HATCHES,
-                    TEXT_COLOR, rank_color, text_on)
-from .figure import axes_for, blank, new_figure, time_unit
+from .style import (FAINT_COLOR, FONT, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, STAGE_COLORS,
+                    STAGE_HATCHES, TEXT_COLOR, rank_color, text_on)
+from .figure import axes_for, blank, grid, new_figure, time_unit
 from .layout import packet_places
 
 
@@ -81,7 +81,7 @@ def draw_packet_pipeline(hops: int, packets: int, slot: int, ax=None):
     ax.add_collection(links)
     node_x = np.tile(np.arange(hops + 1), 2)
     node_y = np.repeat([gap, 0.0], hops + 1)
-    ax.scatter(node_x, node_y, s=150, c=NODE_COLOR, edgecolors="#6e7781", linewidths=0.8, zorder=3)
+    ax.scatter(node_x, node_y, s=150, c=NODE_COLOR, edgecolors=NODE_EDGE_COLOR, linewidths=0.8, zorder=3)
     pc = ax.scatter(xs, ys, s=170, marker="s", c=colors, edgecolors="white", linewidths=0.6, zorder=5)
     ax.set_xlim(-0.5, hops + 0.5)
     ax.set_ylim(-0.4, gap + 0.75)
@@ -182,7 +182,7 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
     ax.set_ylim(-0.6, y_stage[0] + 0.6)
     ax.set_xlabel(f"time ({unit})", fontsize=FONT["label"])
     ax.tick_params(labelsize=FONT["tick"])
-    ax.grid(True, axis="x", color="#e6e8eb", lw=0.6)
+    grid(ax, "x")
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus
 from ..units import format_rate
-from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
-                    PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
+from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR,
+                    NODE_EDGE_COLOR, OP_COLORS, PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
 from .figure import axes_for, blank, topology_name
 from .layout import fat_tree_layout, grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
 from .topology import draw_fat_tree, draw_switch, draw_torus, draw_torus_summary
@@ -77,8 +77,8 @@ def draw_bisection(topology: Topology, side=None, ax=None):
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
-        handles = [Patch(facecolor=RANK_COLORS[4], edgecolor="#6e7781", label=f"side A: {len(side)} chips"),
-                   Patch(facecolor=RANK_COLORS[2], edgecolor="#6e7781", label=f"side B: {len(rest)} chips"),
+        handles = [Patch(facecolor=RANK_COLORS[4], edgecolor=NODE_EDGE_COLOR, label=f"side A: {len(side)} chips"),
+                   Patch(facecolor=RANK_COLORS[2], edgecolor=NODE_EDGE_COLOR, label=f"side B: {len(rest)} chips"),
                    Line2D([], [], color=OP_COLORS["reduce"], lw=3,
                           label=f"{n_cross} links A\u2192B\n\u00d7 {per}\n= {format_rate(bw)}")]
         a.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"],
@@ -125,8 +125,8 @@ def draw_bisection(topology: Topology, side=None, ax=None):
         raise CollectivesError(f"draw_bisection has no drawing for {topology!r}")
     from matplotlib.patches import Patch
 
-    a.legend(handles=[Patch(facecolor=RANK_COLORS[4], edgecolor="#6e7781", label=f"side A: {len(side)} GPUs"),
-                      Patch(facecolor=RANK_COLORS[2], edgecolor="#6e7781", label=f"side B: {len(rest)} GPUs")],
+    a.legend(handles=[Patch(facecolor=RANK_COLORS[4], edgecolor=NODE_EDGE_COLOR, label=f"side A: {len(side)} GPUs"),
+                      Patch(facecolor=RANK_COLORS[2], edgecolor=NODE_EDGE_COLOR, label=f"side B: {len(rest)} GPUs")],
              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["annotation"], frameon=False)
     art.update(cut_bandwidth=bw, crossing=crossing)
     art["alt"] = (f"{topology_name(topology)} split into two sides of {len(side)} and {len(rest)} endpoints "
@@ -254,7 +254,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=FONT["detail"], color=TEXT_COLOR)
         coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=2.5, zorder=1)
         ax.add_collection(coll, autolim=False)
-        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=9, mfc=NODE_COLOR, mec="#6e7781",
+        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=9, mfc=NODE_COLOR, mec=NODE_EDGE_COLOR,
                       zorder=2, label=f"route {k + 1}: {hops[k]} hops")
         ax.add_line(line)
         lines.append(line)

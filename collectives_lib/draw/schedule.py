@@ -11,7 +11,7 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, expand_box
 from ..topology import Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
-                    RANK_HATCHES, TEXT_COLOR, op_name, rank_color, text_on, tint)
+                    RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, text_on, tint)
 from .figure import axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes
 from .layout import arrow_heads, grid_coords, rects, schedule_layout
 from .topology import draw_circles, draw_torus_links
@@ -143,7 +143,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     y0 = -pp - 0.42
     cell_w, cell_h = 0.9, 0.84
     slots = PolyCollection(rects(x0, y0, cell_w, cell_h), facecolors=face.reshape(-1, 4),
-                           edgecolors="#8c959f", linewidths=0.4 if P * S > 400 else 0.6, zorder=1)
+                           edgecolors=SLOT_EDGE_COLOR, linewidths=0.4 if P * S > 400 else 0.6, zorder=1)
     ax.add_collection(slots, autolim=False)
     fill_face = palette[cidx].reshape(-1, 4)
     fills = PolyCollection(rects(x0, y0, cell_w, cell_h * frac), facecolors=fill_face, edgecolors="none",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CollectivesError
+
 
 #: Width of every book figure in inches (700 px at :data:`DPI`).
 FIGURE_WIDTH = 7.0
@@ -37,6 +39,21 @@ TEXT_COLOR = "#1f2328"
 MUTED_COLOR = "#57606a"
 FAINT_COLOR = "#c9ced6"
 NODE_COLOR = "#eef1f4"
+#: The outline of a chip, GPU or rank.
+NODE_EDGE_COLOR = "#6e7781"
+#: The outline of a buffer slot.
+SLOT_EDGE_COLOR = "#8c959f"
+#: Grid lines behind plotted data.
+GRID_COLOR = "#e6e8eb"
+#: A link that carried nothing, in drawings coloured by load.
+IDLE_LINK_COLOR = (0.86, 0.87, 0.89, 1.0)
+#: Time spent waiting (pipeline bubbles, idle ranks), drawn hatched.
+IDLE_COLOR = "#f3f4f6"
+#: A card or panel behind a group of results, and its outline.
+PANEL_COLOR = "#f6f8fa"
+PANEL_EDGE_COLOR = "#d0d7de"
+#: The latency-bound and bandwidth-bound regimes of a cost plot (shaded lightly).
+REGIME_COLORS = {"latency": "#88CCEE", "bandwidth": "#DDCC77"}
 
 #: One colour per rank / chunk origin: Paul Tol's muted scheme (colour-blind safe).
 RANK_COLORS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE",
@@ -99,6 +116,31 @@ def rank_color(rank: int) -> str:
 def rank_hatch(rank: int) -> str:
     """The hatch that tells apart ranks that share a colour ('' for ranks 0..8)."""
     return RANK_HATCHES[(int(rank) // len(RANK_COLORS)) % len(RANK_HATCHES)]
+
+
+_NAMED_COLORS = {
+    "text": TEXT_COLOR, "muted": MUTED_COLOR, "faint": FAINT_COLOR, "node": NODE_COLOR,
+    "node_edge": NODE_EDGE_COLOR, "slot_edge": SLOT_EDGE_COLOR, "empty": EMPTY_COLOR, "grid": GRID_COLOR,
+    "idle": IDLE_COLOR, "panel": PANEL_COLOR, "panel_edge": PANEL_EDGE_COLOR, "route": ROUTE_COLOR,
+}
+
+
+def color_for(what) -> str:
+    """The book's colour for ``what``, so a chapter names a colour instead of typing it.
+
+    ``what`` is a rank or chunk origin (an int: :func:`rank_color`), an operation
+    (``"copy"``, ``"reduce"``), a link class (``"ici"``, ``"nvlink"``, ``"ib"``, ``"pcie"``,
+    ``"dcn"``, ``"link"``), a regime of a cost plot (``"latency"``, ``"bandwidth"``) or a role:
+    ``"text"``, ``"muted"``, ``"faint"``, ``"node"``, ``"node_edge"``, ``"slot_edge"``,
+    ``"empty"``, ``"grid"``, ``"idle"``, ``"panel"``, ``"panel_edge"``, ``"route"``.
+    """
+    if isinstance(what, (int, np.integer)) and not isinstance(what, bool):
+        return rank_color(what)
+    for table in (OP_COLORS, LINK_COLORS, REGIME_COLORS, _NAMED_COLORS):
+        if what in table:
+            return table[what]
+    names = [*OP_COLORS, *LINK_COLORS, *REGIME_COLORS, *_NAMED_COLORS]
+    raise CollectivesError(f"no book colour for {what!r}: give a rank number or one of {', '.join(names)}")
 
 
 def op_name(code: int) -> str:

@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
 from ..units import format_rate
-from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR, OP_COLORS,
-                    RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
+from .style import (FAINT_COLOR, FONT, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES,
+                    NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
 from .figure import (axes_for, blank, class_legend, grid_ticks, panel_axes, topology_name, value_colorbar,
                      value_norm, wraparound_text)
 from .layout import (fat_tree_layout, grid_layout, isometric, isometric_box, isometric_grid, rects,
@@ -44,7 +44,7 @@ def draw_torus_links(ax, topo: Torus, pos, axis_vec, *, values=None, cmap=None, 
         vals = np.asarray(values, dtype=float)[ids]
         colors = cmap(norm(vals))
         idle = vals <= 0
-        colors[idle] = (0.86, 0.87, 0.89, 1.0)
+        colors[idle] = IDLE_LINK_COLOR
         widths = np.where(idle, 0.8, lw if lw is not None else 2.2)
         styles = [WRAP_LINESTYLE if w else "-" for w in wraps]
         coll = LineCollection(paths, colors=colors, linewidths=widths, linestyles=styles,
@@ -53,7 +53,7 @@ def draw_torus_links(ax, topo: Torus, pos, axis_vec, *, values=None, cmap=None, 
     return coll, ids, wraps
 
 
-def _draw_chips(ax, pos, *, size=0.44, facecolor=NODE_COLOR, edgecolor="#6e7781", zorder=3, lw=0.8):
+def _draw_chips(ax, pos, *, size=0.44, facecolor=NODE_COLOR, edgecolor=NODE_EDGE_COLOR, zorder=3, lw=0.8):
     from matplotlib.collections import PolyCollection
 
     keep = ~np.isnan(pos[:, 0])
@@ -64,7 +64,7 @@ def _draw_chips(ax, pos, *, size=0.44, facecolor=NODE_COLOR, edgecolor="#6e7781"
     return coll
 
 
-def draw_circles(ax, pos, radius, face, edgecolor="#6e7781", zorder=3, lw=0.8):
+def draw_circles(ax, pos, radius, face, edgecolor=NODE_EDGE_COLOR, zorder=3, lw=0.8):
     """One circle of ``radius`` per row of ``pos``, filled with ``face``: ranks and GPUs on a circle."""
     from matplotlib.collections import PolyCollection
 
@@ -222,7 +222,7 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
     else:
         vals = np.asarray(link_values, dtype=float)[ids]
         colors = cmap(norm(vals))
-        colors[vals <= 0] = (0.86, 0.87, 0.89, 1.0)
+        colors[vals <= 0] = IDLE_LINK_COLOR
         coll = LineCollection(paths, colors=colors, linewidths=2.2, zorder=1)
     ax.add_collection(coll, autolim=False)
     face = np.array([to_rgba(NODE_COLOR)] * n)
@@ -628,7 +628,7 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
             paths.append(np.array([p + off, q + off]))
         vals = np.asarray(link_values, dtype=float)
         colors = cmap(norm(vals))
-        colors[vals <= 0] = (0.86, 0.87, 0.89, 1.0)
+        colors[vals <= 0] = IDLE_LINK_COLOR
         coll = LineCollection(paths, colors=colors, linewidths=2.0 if n <= 16 else 0.9, zorder=1)
     ax.add_collection(coll, autolim=False)
     face = np.array([to_rgba(NODE_COLOR)] * n)
@@ -771,7 +771,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         ok = seg_of_link >= 0
         np.maximum.at(seg_val, seg_of_link[ok], vals[ok])
         colors = cmap(norm(seg_val))
-        colors[seg_val <= 0] = (0.86, 0.87, 0.89, 1.0)
+        colors[seg_val <= 0] = IDLE_LINK_COLOR
     else:
         colors = [to_rgba(c) for c in seg_color]
     coll = LineCollection(paths, colors=colors, linewidths=widths, zorder=1, capstyle="butt")
@@ -785,7 +785,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     if not aggregate:
         face = [side_face[int(s)] for s in side_of]
         nodes = PolyCollection(rects(gpu_x - 0.38, y_gpu - 0.25, 0.76, 0.5), facecolors=face,
-                               edgecolors="#6e7781", linewidths=0.7, zorder=3)
+                               edgecolors=NODE_EDGE_COLOR, linewidths=0.7, zorder=3)
         ax.add_collection(nodes, autolim=False)
         if n <= 64:
             for r in range(n):
@@ -804,7 +804,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
             sel = side_of[gpu_su == su]
             face.append(side_face[int(sel[0])] if len(sel) and (sel == sel[0]).all() else side_face[-1])
         lo = su_span[:, 0]
-        nodes = PolyCollection(rects(lo, y_gpu - 1.2, su_w, 1.8), facecolors=face, edgecolors="#6e7781",
+        nodes = PolyCollection(rects(lo, y_gpu - 1.2, su_w, 1.8), facecolors=face, edgecolors=NODE_EDGE_COLOR,
                                linewidths=0.8, zorder=3)
         ax.add_collection(nodes, autolim=False)
         for su in range(num_sus):
