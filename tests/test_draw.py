@@ -103,13 +103,15 @@ def test_importing_the_drawings_without_matplotlib_names_the_extra_to_install():
     assert 'pip install "collectives_lib[plot]"' in lines[0]
 
 
-def test_rank_palette_is_distinct_and_cycles_with_hatches():
+def test_rank_palette_is_distinct_past_nine_ranks_with_hatches_as_a_second_cue():
     assert len(set(map(str.lower, D.RANK_COLORS))) == len(D.RANK_COLORS) >= 8
     k = len(D.RANK_COLORS)
-    assert D.rank_color(0) == D.rank_color(k) and D.rank_hatch(0) != D.rank_hatch(k)
-    # every rank up to 54 gets a distinct (colour, hatch) pair
+    assert [D.rank_color(r) for r in range(k)] == list(D.RANK_COLORS)   # small pictures keep their colours
+    assert D.rank_color(0) != D.rank_color(k) and D.rank_hatch(0) != D.rank_hatch(k)
+    # every rank up to 54 gets a distinct (colour, hatch) pair, and a distinct colour on its own
     pairs = {(D.rank_color(r), D.rank_hatch(r)) for r in range(k * len(D.RANK_HATCHES))}
     assert len(pairs) == k * len(D.RANK_HATCHES)
+    assert len({D.rank_color(r) for r in range(k * len(D.RANK_HATCHES))}) == k * len(D.RANK_HATCHES)
 
 
 def test_copy_and_reduce_differ_in_colour_and_line_style():
@@ -438,10 +440,13 @@ def test_reduced_slots_fill_with_their_contribution_count():
     assert np.isclose(heights, heights.max()).sum() == 4
 
 
-def test_buffers_of_many_ranks_cycle_colours_with_hatching():
+def test_buffers_of_many_ranks_colour_every_block_apart_and_hatch_past_nine():
     schedule = cl.ring_all_gather(20)
     art = D.draw_buffers(schedule, schedule.num_steps)
     assert npaths(art["slots"]) == 400
+    faces = art["slots"].get_facecolors().reshape(20, 20, 4)
+    assert all(np.allclose(faces[0, b], to_rgba(D.rank_color(b))) for b in range(20))
+    assert len({to_hex(f) for f in faces[0]}) == 20  # block 9 is no longer block 0's colour
     assert art["hatched"] == 20 * 11  # blocks 9..19 carry a hatch on every row
     assert npaths(art["hatches"]) == 20 * 11  # one stroke each ("/" for 9..17, "-" for 18, 19)
     start = D.draw_buffers(schedule, 0)

@@ -125,3 +125,48 @@ def test_grid_draws_the_light_grid_on_the_asked_axis(ax):
     ygrid = ax.yaxis.get_major_ticks()[0].gridline
     assert ygrid.get_visible() and to_hex(ygrid.get_color()) == style.GRID_COLOR and ygrid.get_linewidth() == 0.6
     assert not ax.xaxis.get_major_ticks()[0].gridline.get_visible()
+
+
+# --------------------------------------------------------------------------
+# rank colours past the first nine
+# --------------------------------------------------------------------------
+
+def cie_lab(hex_color: str):
+    """CIELAB (D65) of an sRGB colour, written out independently of the library."""
+    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    x = (0.4124564 * lin[0] + 0.3575761 * lin[1] + 0.1804375 * lin[2]) / 0.95047
+    y = 0.2126729 * lin[0] + 0.7151522 * lin[1] + 0.0721750 * lin[2]
+    z = (0.0193339 * lin[0] + 0.1191920 * lin[1] + 0.9503041 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > (6 / 29) ** 3 else t / (3 * (6 / 29) ** 2) + 4 / 29 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE76 colour difference: about 2 is just noticeable, more than 10 clearly different."""
+    return sum((p - q) ** 2 for p, q in zip(cie_lab(a), cie_lab(b))) ** 0.5
+
+
+def test_the_first_nine_rank_colours_stay_tol_muted():
+    assert style.rank_colors(9) == style.RANK_COLORS
+    assert style.RANK_COLORS == ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE",
+                                 "#882255", "#44AA99", "#999933", "#AA4499")
+
+
+def test_ranks_0_to_63_have_distinct_colours_and_neighbours_differ_clearly():
+    colors = style.rank_colors(64)
+    assert len(set(colors)) == 64 and all(re.fullmatch(r"#[0-9A-F]{6}", c) for c in colors)
+    neighbours = [delta_e(colors[r], colors[r + 1]) for r in range(63)]
+    assert min(neighbours) > 25, min(neighbours)
+    nearest = min(delta_e(a, b) for i, a in enumerate(colors) for b in colors[i + 1:])
+    assert nearest > 18, nearest           # any two of the 64, not only neighbours
+    for c in colors:                        # never close to an empty (white) slot
+        assert delta_e(c, style.EMPTY_COLOR) > 20
+
+
+def test_rank_colours_cover_big_groups_then_repeat():
+    n = style.RANK_COLOR_COUNT
+    colors = style.rank_colors(n)
+    assert len(set(colors)) == n and style.rank_color(n) == style.rank_color(0)
+    assert style.rank_color(-1) == style.rank_color(n - 1)
+    assert style.rank_hatch(8) == "" and style.rank_hatch(9) == style.RANK_HATCHES[1]

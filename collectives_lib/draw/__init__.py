@@ -16,9 +16,11 @@ One palette for the whole book (constants of :mod:`~collectives_lib.draw.style`,
 never re-chosen per figure):
 
 * :data:`RANK_COLORS` -- one colour per rank or chunk origin (Paul Tol's
-  colour-blind-safe *muted* scheme); beyond nine ranks the colours repeat
-  with a hatching from :data:`RANK_HATCHES`, and small drawings also print
-  the rank number, so colour never carries meaning alone.
+  colour-blind-safe *muted* scheme) for ranks 0..8; :func:`rank_color` gives
+  every further rank its own colour, chosen to stay far from all before it
+  (neighbours differ by a CIE76 delta-E above 25), and a hatching from
+  :data:`RANK_HATCHES` as a second cue; small drawings also print the rank
+  number, so colour never carries meaning alone.
 * :data:`OP_COLORS` and :data:`OP_LINESTYLES` -- copy (blue, solid) versus
   reduce (vermillion, dashed).
 * :data:`LINK_COLORS` and :data:`LINK_LINESTYLES` -- ICI, NVLink,
@@ -86,7 +88,7 @@ from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIG
                     LOAD_CMAP, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, OP_LINESTYLES,
                     PANEL_COLOR, PANEL_EDGE_COLOR, PATH_STYLES, RANK_COLORS, RANK_HATCHES, REGIME_COLORS,
                     ROUTE_COLOR, SLOT_EDGE_COLOR, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE,
-                    color_for, rank_color, rank_hatch)
+                    color_for, rank_color, rank_colors, rank_hatch)
 from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
 

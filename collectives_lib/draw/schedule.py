@@ -11,7 +11,8 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, expand_box
 from ..topology import Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
-                    RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, text_on, tint)
+                    RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
+                    tint)
 from .figure import axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes
 from .layout import arrow_heads, grid_coords, rects, schedule_layout
 from .topology import draw_circles, draw_torus_links
@@ -127,9 +128,10 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     reducing = schedule.collective in _REDUCING
     color_idx = np.where(reducing, owner[None, :], _lowest_bit(contrib)) if not reducing else np.broadcast_to(owner, (P, S))
     color_idx = np.asarray(color_idx)
-    palette = np.array([to_rgba(c) for c in RANK_COLORS])
-    tints = np.array([to_rgba(tint(c, 0.28)) for c in RANK_COLORS])
-    cidx = np.where(color_idx >= 0, color_idx % len(RANK_COLORS), 0)
+    colors = rank_colors(max(n, int(color_idx.max(initial=-1)) + 1))
+    palette = np.array([to_rgba(c) for c in colors])
+    tints = np.array([to_rgba(tint(c, 0.28)) for c in colors])
+    cidx = np.where(color_idx >= 0, color_idx, 0) % len(colors)
     empty = count == 0
     if reducing:
         face = tints[cidx]
@@ -149,13 +151,13 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     fills = PolyCollection(rects(x0, y0, cell_w, cell_h * frac), facecolors=fill_face, edgecolors="none",
                            zorder=2)
     ax.add_collection(fills, autolim=False)
-    # hatching for ranks that share a colour
+    # hatching: a second cue besides colour, for ranks from 9 on
     from matplotlib.collections import LineCollection
 
     hatch_of = np.where(color_idx >= 0, (color_idx // len(RANK_COLORS)) % len(RANK_HATCHES), 0)
     stroke_alpha = 0.8 if P * S <= 1024 else 0.45  # dense grids: lighter strokes, less noise
     stroke_on = np.array([to_rgba("white" if text_on(c) == "white" else TEXT_COLOR, stroke_alpha)
-                          for c in RANK_COLORS])
+                          for c in colors])
     segs, seg_colors = [], []
     hatched = 0
     for h in range(1, len(RANK_HATCHES)):

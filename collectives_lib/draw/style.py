@@ -7,6 +7,8 @@ colour conversion import it when called.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import CollectivesError
@@ -55,11 +57,14 @@ PANEL_EDGE_COLOR = "#d0d7de"
 #: The latency-bound and bandwidth-bound regimes of a cost plot (shaded lightly).
 REGIME_COLORS = {"latency": "#88CCEE", "bandwidth": "#DDCC77"}
 
-#: One colour per rank / chunk origin: Paul Tol's muted scheme (colour-blind safe).
+#: The colours of ranks (or chunk origins) 0..8: Paul Tol's muted scheme (colour-blind safe).
+#: Ranks from 9 on take the colours :func:`rank_color` picks to stay apart from these.
 RANK_COLORS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE",
                "#882255", "#44AA99", "#999933", "#AA4499")
-#: Rank ``r`` is drawn in ``RANK_COLORS[r % 9]`` with ``RANK_HATCHES[r // 9 % 6]``.
+#: A second cue besides colour: rank ``r`` carries ``RANK_HATCHES[r // 9 % 6]`` (none for 0..8).
 RANK_HATCHES = ("", "/", "-", "x", "\\", "|")
+#: How many distinct rank colours there are; rank ``r`` and ``r + RANK_COLOR_COUNT`` share one.
+RANK_COLOR_COUNT = 256
 
 # The strokes that draw each hatch inside a unit cell (buffers draw them as lines:
 # matplotlib's own hatching is far too slow for thousands of slots).
@@ -109,12 +114,58 @@ ROUTE_COLOR = "#D55E00"
 
 
 def rank_color(rank: int) -> str:
-    """The colour of rank (or chunk origin) ``rank``."""
-    return RANK_COLORS[int(rank) % len(RANK_COLORS)]
+    """The colour of rank (or chunk origin) ``rank``: :data:`RANK_COLORS` for ranks 0..8, then
+    colours chosen to stay as far apart as possible (see :func:`rank_colors`)."""
+    r = int(rank) % RANK_COLOR_COUNT
+    return RANK_COLORS[r] if r < len(RANK_COLORS) else _more_rank_colors()[r - len(RANK_COLORS)]
+
+
+def rank_colors(n: int) -> tuple[str, ...]:
+    """The colours of ranks ``0..n-1``.
+
+    The first nine are Tol's muted scheme (:data:`RANK_COLORS`). Each further rank takes,
+    of the sRGB colours on a grid of twentieths whose CIELAB lightness is 35..78 and chroma
+    25..70 (neither near white, which marks an empty slot, nor grey, nor garish), the one
+    farthest (CIE76) from every colour taken before it. So neighbouring ranks differ by
+    more than 25 and any two of the first 64 ranks by more than 18 (delta-E); the hatch of
+    :func:`rank_hatch` stays as a second cue.
+    """
+    return tuple(rank_color(r) for r in range(int(n)))
+
+
+def _srgb_to_lab(rgb: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of sRGB colours in 0..1, one per row."""
+    rgb = np.asarray(rgb, dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ np.array([[0.4124564, 0.2126729, 0.0193339],
+                             [0.3575761, 0.7151522, 0.1191920],
+                             [0.1804375, 0.0721750, 0.9503041]]) / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
+
+
+@functools.lru_cache(maxsize=1)
+def _more_rank_colors() -> tuple[str, ...]:
+    """The colours of ranks 9..RANK_COLOR_COUNT-1, farthest point first (see :func:`rank_colors`)."""
+    steps = np.linspace(0.0, 1.0, 21)
+    grid = np.stack(np.meshgrid(steps, steps, steps, indexing="ij"), axis=-1).reshape(-1, 3)
+    lab = _srgb_to_lab(grid)
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    keep = (lab[:, 0] >= 35) & (lab[:, 0] <= 78) & (chroma >= 25) & (chroma <= 70)
+    grid, lab = grid[keep], lab[keep]
+    base = _srgb_to_lab(np.array([[int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)] for c in RANK_COLORS]))
+    nearest = np.linalg.norm(lab[:, None, :] - base[None, :, :], axis=-1).min(axis=1)
+    out = []
+    for _ in range(RANK_COLOR_COUNT - len(RANK_COLORS)):
+        i = int(np.argmax(nearest))
+        out.append("#" + "".join(f"{round(v * 255):02X}" for v in grid[i]))
+        nearest = np.minimum(nearest, np.linalg.norm(lab - lab[i], axis=1))
+    return tuple(out)
 
 
 def rank_hatch(rank: int) -> str:
-    """The hatch that tells apart ranks that share a colour ('' for ranks 0..8)."""
+    """The hatch drawn over rank ``rank``'s colour, a second cue: '' for ranks 0..8, then one
+    hatch per further group of nine."""
     return RANK_HATCHES[(int(rank) // len(RANK_COLORS)) % len(RANK_HATCHES)]
 
 
