@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -636,7 +635,8 @@ def test_bandwidth_ladder_one_bar_per_figure_with_its_source():
 
 
 # --------------------------------------------------------------------------
-# every drawing has alt text, draws without warnings, and redraws quickly
+# every drawing takes an Axes, has alt text and draws without warnings
+# (how quickly they draw: benchmarks/bench_draw.py, a script, not a timed test)
 # --------------------------------------------------------------------------
 
 DRAWINGS = {
@@ -652,13 +652,9 @@ DRAWINGS = {
 
 
 @pytest.mark.parametrize("name", DRAWINGS)
-def test_drawings_take_an_axes_and_redraw_quickly(name):
+def test_drawings_take_an_axes_and_describe_themselves(name):
     fig, ax = D.new_figure(pyplot=False)
-    start = time.perf_counter()
     art = DRAWINGS[name](ax)
     fig.canvas.draw()
-    seconds = time.perf_counter() - start
     assert art["figure"] is fig and art["axes"] is ax
     assert art["alt"].strip().endswith(".")
-    # generous bound (CI machines vary); the measured times are well under 0.3 s
-    assert seconds < 2.0, f"{name} took {seconds:.2f} s"
