@@ -18,6 +18,8 @@ Introduced in the chapter *A first look*; every chapter uses it.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +30,7 @@ from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .schedule import Schedule, Step, Traffic, boxes_array
-from .simulate import Result, simulate, simulate_sizes
+from .simulate import simulate, simulate_sizes
 from .topology import Topology, Torus
 from .units import format_time
 
@@ -264,6 +266,91 @@ def fit_alpha_beta(sizes, times) -> tuple[float, float, str]:
         beta = t[large] / m[large]
         method = "fallback: alpha from the smallest message, beta = time/size of the largest"
     return alpha, float(beta), method
+
+
+# ---------------------------------------------------------------------------
+# Cost curves: time against size for several algorithms, with alpha-beta fits
+# ---------------------------------------------------------------------------
+
+def schedules_for(topology, collective, algorithms, schedules, axes):
+    """The schedules to compare: ``schedules`` as given, else every algorithm named (default:
+    every one that applies), built on ``topology``."""
+    if schedules is not None:
+        return dict(schedules)
+    if algorithms is None:
+        algorithms = [k for k, why in reasons(collective, topology, axes).items() if why is None]
+    out = {}
+    for alg in algorithms:
+        out[alg] = build_named(collective, topology, alg, axes)
+    return out
+
+
+def latency_and_slope(schedule: Schedule, topology: Topology) -> tuple[float, float]:
+    """(latency term L in s, seconds per byte B) of t(V) ~ L + B V, from the simulator:
+    the time of an empty message, and the slope between 1 TB and 2 TB."""
+    big = np.array([1e12, 2e12])
+    t0 = float(simulate_sizes(schedule, topology, np.array([0.0]))[0])
+    tb = simulate_sizes(schedule, topology, big)
+    slope = float((tb[1] - tb[0]) / (big[1] - big[0]))
+    return t0, slope
+
+
+@dataclass(frozen=True)
+class CostCurves:
+    """Simulated time against message size for several algorithms, each with its
+    alpha-beta fit ``t(V) ~ alpha + beta V`` (made by :func:`cost_curves`)."""
+
+    collective: str
+    topology: Topology
+    sizes: np.ndarray                  # message sizes V in bytes
+    times: Mapping[str, np.ndarray]    # label -> seconds at each size
+    alpha: Mapping[str, float]         # label -> latency term L in seconds (the time of an empty message)
+    beta: Mapping[str, float]          # label -> seconds per byte B (the slope for large messages)
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.times)
+
+    @property
+    def fastest(self) -> np.ndarray:
+        """Index into :attr:`labels` of the fastest algorithm at each size."""
+        return np.argmin(np.stack([self.times[k] for k in self.labels]), axis=0)
+
+    def crossovers(self) -> dict[str, float]:
+        """Each algorithm's ``V* = alpha / beta`` in bytes, where the bandwidth term overtakes
+        the latency term (algorithms with a zero term have none)."""
+        return {k: self.alpha[k] / self.beta[k] for k in self.labels if self.alpha[k] > 0 and self.beta[k] > 0}
+
+    def switches(self) -> list[tuple[float, str, str]]:
+        """``(size, from, to)`` wherever the fastest algorithm changes, at the geometric
+        middle of the two sizes around the change."""
+        labels, best, sizes = self.labels, self.fastest, self.sizes
+        return [(math.sqrt(sizes[j - 1] * sizes[j]), labels[best[j - 1]], labels[best[j]])
+                for j in range(1, len(sizes)) if best[j] != best[j - 1]]
+
+
+def cost_curves(topology: Topology, collective: str | None = None, algorithms=None, sizes=None, *,
+                schedules: Mapping[str, Schedule] | None = None, axes=None) -> CostCurves:
+    """The numbers behind :func:`draw_cost_curves`: build the schedules, simulate them at
+    every size and fit ``t(V) ~ alpha + beta V`` to each.
+
+    Times come from :func:`~collectives_lib.simulate.simulate_sizes`; ``alpha`` is the
+    simulated time of an empty message and ``beta`` the slope between 1 TB and 2 TB.
+    ``algorithms`` defaults to every algorithm that applies
+    (:func:`collectives_lib.algorithms`); or pass ready
+    ``schedules={label: schedule}``. ``sizes`` defaults to 57 sizes from 1 kB to 10 GB.
+    """
+    scheds = schedules_for(topology, collective, algorithms, schedules, axes)
+    if not scheds:
+        raise CollectivesError(f"no algorithm applies to {collective} on {topology!r}")
+    if sizes is None:
+        sizes = np.logspace(3, 10, 57)
+    sizes = np.asarray(sizes, dtype=float)
+    times, alpha, beta = {}, {}, {}
+    for label, sched in scheds.items():
+        times[label] = simulate_sizes(sched, topology, sizes)
+        alpha[label], beta[label] = latency_and_slope(sched, topology)
+    return CostCurves(collective or next(iter(scheds.values())).collective, topology, sizes, times, alpha, beta)
 
 
 # ---------------------------------------------------------------------------

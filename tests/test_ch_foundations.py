@@ -97,7 +97,7 @@ def test_pipelined_send_errors(args, message):
 
 
 def test_packet_positions_follow_the_pipeline():
-    from collectives_lib.draw import _packet_places
+    from collectives_lib.draw.layout import packet_places as _packet_places
 
     hops, packets = 3, 4
     # pipelined: packet k is on link h during slot h + k + 1

@@ -1,0 +1,854 @@
+"""Topology drawings: rings, chains, 2D and 3D tori (chip by chip or as a box),
+slices in their pod, TPU systems with hosts and DCN, NVSwitch nodes and
+InfiniBand fat trees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
+from ..units import format_rate
+from .style import (FAINT_COLOR, FONT, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES,
+                    NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
+from .figure import (axes_for, blank, class_legend, grid_ticks, panel_axes, topology_name, value_colorbar,
+                     value_norm, wraparound_text)
+from .layout import (fat_tree_layout, grid_layout, isometric, isometric_box, isometric_grid, rects,
+                     ring_layout, squares, star_layout, torus_link_paths, tpu_system_layout,
+                     undirected_links)
+
+
+def _linewidth_for(bandwidth, max_bandwidth, *, max_width: float = 8.0, min_width: float = 0.5):
+    """Line width in points proportional to bandwidth (clipped below for visibility)."""
+    return np.clip(max_width * np.asarray(bandwidth, dtype=float) / float(max_bandwidth),
+                   min_width, max_width)
+
+
+def draw_torus_links(ax, topo: Torus, pos, axis_vec, *, values=None, cmap=None, norm=None,
+                     lw=None, muted=False, zorder=1):
+    """Undirected class-coloured links (values None) or directed value-coloured links."""
+    from matplotlib.collections import LineCollection
+
+    klass = LINK_CLASSES[int(topo.links.klass[0])] if len(topo.links) else "link"
+    color = FAINT_COLOR if muted else LINK_COLORS[klass]
+    if values is None:
+        select = undirected_links(topo, np.arange(len(topo.links)))
+        ids, paths, wraps = torus_link_paths(topo, pos, axis_vec, select=select)
+        styles = [WRAP_LINESTYLE if w else "-" for w in wraps]
+        width = lw if lw is not None else 1.6
+        coll = LineCollection(paths, colors=color, linewidths=width, linestyles=styles,
+                              zorder=zorder, capstyle="butt")
+    else:
+        ids, paths, wraps = torus_link_paths(topo, pos, axis_vec, offset=0.11, shrink=0.22)
+        vals = np.asarray(values, dtype=float)[ids]
+        colors = cmap(norm(vals))
+        idle = vals <= 0
+        colors[idle] = IDLE_LINK_COLOR
+        widths = np.where(idle, 0.8, lw if lw is not None else 2.2)
+        styles = [WRAP_LINESTYLE if w else "-" for w in wraps]
+        coll = LineCollection(paths, colors=colors, linewidths=widths, linestyles=styles,
+                              zorder=zorder, capstyle="butt")
+    ax.add_collection(coll, autolim=False)
+    return coll, ids, wraps
+
+
+def _draw_chips(ax, pos, *, size=0.44, facecolor=NODE_COLOR, edgecolor=NODE_EDGE_COLOR, zorder=3, lw=0.8):
+    from matplotlib.collections import PolyCollection
+
+    keep = ~np.isnan(pos[:, 0])
+    verts = squares(pos[keep], size)
+    coll = PolyCollection(verts, facecolors=facecolor if np.ndim(facecolor) < 2 else np.asarray(facecolor)[keep],
+                          edgecolors=edgecolor, linewidths=lw, zorder=zorder)
+    ax.add_collection(coll, autolim=False)
+    return coll
+
+
+def draw_circles(ax, pos, radius, face, edgecolor=NODE_EDGE_COLOR, zorder=3, lw=0.8):
+    """One circle of ``radius`` per row of ``pos``, filled with ``face``: ranks and GPUs on a circle."""
+    from matplotlib.collections import PolyCollection
+
+    t = np.linspace(0, 2 * np.pi, 25)
+    circle = np.stack([np.cos(t), np.sin(t)], 1) * radius
+    verts = pos[:, None, :] + circle[None, :, :]
+    coll = PolyCollection(verts, facecolors=face, edgecolors=edgecolor, linewidths=lw, zorder=zorder)
+    ax.add_collection(coll, autolim=False)
+    return coll
+
+
+def _coord_labels(ax, topo: Torus, pos, fontsize, color=TEXT_COLOR):
+    texts = []
+    for r in np.nonzero(~np.isnan(pos[:, 0]))[0].tolist():
+        c = topo.coords(r)
+        label = ",".join(map(str, c[:2] if len(c) == 3 else c))
+        texts.append(ax.text(pos[r, 0], pos[r, 1], label, ha="center", va="center",
+                             fontsize=fontsize, color=color, zorder=4))
+    return texts
+
+
+def draw_topology(topology: Topology, ax=None, **kwargs):
+    """Draw any topology with the drawing that suits it.
+
+    Tori and TPU slices: :func:`draw_torus` (large 3D ones:
+    :func:`draw_torus_summary`); TPU systems: :func:`draw_tpu_system`; a
+    switch: :func:`draw_switch`; a GPU cluster: :func:`draw_fat_tree`.
+    """
+    if isinstance(topology, TpuSystem):
+        return draw_tpu_system(topology, ax=ax, **kwargs)
+    if isinstance(topology, GpuCluster):
+        return draw_fat_tree(topology, ax=ax, **kwargs)
+    if isinstance(topology, Switch):
+        return draw_switch(topology, ax=ax, **kwargs)
+    if isinstance(topology, Torus):
+        if len(topology.dims) == 3 and topology.dims[2] > 8:
+            return draw_torus_summary(topology, ax=ax, **kwargs)
+        return draw_torus(topology, ax=ax, **kwargs)
+    raise CollectivesError(f"no drawing for {topology!r}")
+
+
+def draw_torus(topology: Torus, ax=None, *, labels: bool | None = None, highlight=None,
+               link_values=None, value_label: str = "link busy time", node_colors=None,
+               title: str | None = None, legend: bool = True):
+    """A ring, chain, 2D torus or mesh as a flat grid; a 3D torus as one panel per z-plane.
+
+    Chips are squares at their coordinates (x across, y up); wraparound links
+    are dashed stubs that leave one edge and re-enter the opposite one.
+    ``labels`` prints coordinates in the chips (default: when there are at
+    most 64 per panel; the axes are always labelled). ``highlight`` is a list
+    of ranks to fill in the first rank colour. ``link_values`` (one number
+    per directed link, e.g. ``Result.link_busy``) colours each direction of
+    every link with :data:`LOAD_CMAP`, idle links grey.
+
+    A 3D torus takes ``ax=None``, a Figure or a sequence of ``dims[2]`` Axes,
+    one per z-plane (z-links join each chip to the same (x, y) in the next
+    plane; with ``link_values`` a chip's fill shows its busiest z-link).
+
+    Returns ``{"nodes": PolyCollection (one square per chip), "links":
+    LineCollection (one path per drawn link: each full-duplex pair once, or
+    each direction with link_values), "labels", "figure", "axes", "alt"}``
+    (for 3D, ``"nodes"`` and ``"links"`` are lists, one per plane).
+    """
+    if not isinstance(topology, Torus):
+        raise CollectivesError(f"draw_torus draws tori, meshes, rings and chains, not {topology!r}")
+    dims = topology.dims
+    if len(dims) == 3:
+        return _draw_torus_3d(topology, ax, labels=labels, highlight=highlight,
+                              link_values=link_values, value_label=value_label, title=title)
+    if len(dims) > 3:
+        raise CollectivesError(f"draw_torus draws up to 3 axes; {topology!r} has {len(dims)}")
+    if len(dims) == 1 and topology.wraparound[0] and dims[0] > 2:
+        return _draw_ring_topology(topology, ax, labels=labels, highlight=highlight,
+                                   link_values=link_values, value_label=value_label, title=title)
+    X = dims[0]
+    Y = dims[1] if len(dims) == 2 else 1
+    height = None if ax is not None else (1.6 if Y == 1 else max(2.9, min(5.4, 1.4 + 0.25 * Y)))
+    fig, ax = axes_for(ax, height)
+    pos = grid_layout(topology)
+    axis_vec = {0: np.array([1.0, 0.0])}
+    if len(dims) == 2:
+        axis_vec[1] = np.array([0.0, 1.0])
+    cmap = norm = None
+    if link_values is not None:
+        cmap, norm = value_norm(link_values)
+    links, _, wraps = draw_torus_links(ax, topology, pos, axis_vec, values=link_values,
+                                       cmap=cmap, norm=norm)
+    face = np.full((topology.num_ranks, 4), 0.0)
+    face[:] = (0.933, 0.945, 0.957, 1.0)
+    from matplotlib.colors import to_rgba
+
+    if node_colors is not None:
+        face = np.array([to_rgba(c) for c in node_colors])
+    if highlight is not None:
+        face[np.asarray(list(highlight), dtype=int)] = to_rgba(RANK_COLORS[4])
+    size = 0.5 if max(X, Y) <= 8 else 0.46
+    nodes = _draw_chips(ax, pos, size=size, facecolor=face)
+    if labels is None:
+        labels = topology.num_ranks <= 64
+    texts = (_coord_labels(ax, topology, pos, fontsize=FONT["small"] if max(X, Y) <= 4 else FONT["dense"])
+             if labels else [])
+    ax.set_xlim(-1.0, X)
+    ax.set_ylim(-0.9 if Y > 1 else -0.6, Y - 0.1 if Y > 1 else 0.6)
+    ax.set_aspect("equal")
+    grid_ticks(ax, X, Y)
+    ax.set_xlabel("x (chip coordinate)", fontsize=FONT["label"])
+    if Y > 1:
+        ax.set_ylabel("y", fontsize=FONT["label"])
+    klass = LINK_CLASSES[int(topology.links.klass[0])]
+    bw = format_rate(topology.links.bandwidth[0])
+    if title is None:
+        title = f"{topology_name(topology)}: {topology.num_ranks} chips, {wraparound_text(topology)}"
+    ax.set_title(title, fontsize=FONT["title"])
+    cbar = None
+    if link_values is not None:
+        cbar = value_colorbar(fig, ax, cmap, norm, value_label)
+    elif legend:
+        class_legend(ax, [(klass, f"{LINK_LABELS[klass]} link,\n{bw} each way")],
+                     wrap=bool(wraps.any()))
+    alt = (f"{topology_name(topology)} drawn as a {X} by {Y} grid of {topology.num_ranks} "
+           f"chips with their {LINK_LABELS[klass]} links"
+           + ("; dashed stubs at the edges are the wraparound links" if wraps.any() else "")
+           + (", coloured by load" if link_values is not None else "") + ".")
+    return {"nodes": nodes, "links": links, "labels": texts, "colorbar": cbar,
+            "figure": fig, "axes": ax, "alt": alt}
+
+
+def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, value_label, title):
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_rgba
+
+    n = topo.num_ranks
+    fig, ax = axes_for(ax, 3.2 if ax is None else None)
+    pos = ring_layout(n)
+    node_r = min(0.13, 2.6 / n)
+    links = topo.links
+    klass = LINK_CLASSES[int(links.klass[0])]
+    cmap = norm = None
+    if link_values is None:
+        ids = undirected_links(topo, np.arange(len(links)))
+        offset = 0.0
+    else:
+        ids = np.arange(len(links))
+        offset = 0.035
+        cmap, norm = value_norm(link_values)
+    paths = []
+    for lid in ids.tolist():
+        p, q = pos[links.src[lid]], pos[links.dst[lid]]
+        d = q - p
+        u = d / np.hypot(*d)
+        nrm = np.array([u[1], -u[0]]) * offset
+        paths.append(np.array([p + u * node_r + nrm, q - u * node_r + nrm]))
+    if link_values is None:
+        coll = LineCollection(paths, colors=LINK_COLORS[klass], linewidths=1.8, zorder=1)
+    else:
+        vals = np.asarray(link_values, dtype=float)[ids]
+        colors = cmap(norm(vals))
+        colors[vals <= 0] = IDLE_LINK_COLOR
+        coll = LineCollection(paths, colors=colors, linewidths=2.2, zorder=1)
+    ax.add_collection(coll, autolim=False)
+    face = np.array([to_rgba(NODE_COLOR)] * n)
+    if highlight is not None:
+        face[np.asarray(list(highlight), dtype=int)] = to_rgba(RANK_COLORS[4])
+    nodes = draw_circles(ax, pos, node_r, face)
+    texts = []
+    if labels is None:
+        labels = n <= 32
+    if labels:
+        for r in range(n):
+            texts.append(ax.text(*pos[r], str(r), ha="center", va="center",
+                                 fontsize=FONT["small"] if n <= 16 else FONT["dense"], zorder=4))
+    ax.set_xlim(-1.25, 1.25)
+    ax.set_ylim(-1.2, 1.2)
+    ax.set_aspect("equal")
+    blank(ax)
+    ax.set_title(title or f"{topology_name(topo)} ({'full-duplex' if topo.bidirectional else 'one-way'} links, "
+                 f"{format_rate(links.bandwidth[0])} each)", fontsize=FONT["title"])
+    cbar = value_colorbar(fig, ax, cmap, norm, value_label) if link_values is not None else None
+    alt = f"A ring of {n} ranks drawn as a circle, each linked to its two neighbours."
+    return {"nodes": nodes, "links": coll, "labels": texts, "colorbar": cbar,
+            "figure": fig, "axes": ax, "alt": alt}
+
+
+def _draw_torus_3d(topo: Torus, ax, *, labels, highlight, link_values, value_label, title):
+    from matplotlib.colors import to_rgba
+
+    X, Y, Z = topo.dims
+    if Z > 8:
+        raise CollectivesError(
+            f"{topology_name(topo)} has {Z} z-planes, too many for one panel each; "
+            "use draw_torus_summary"
+        )
+    nrows = 1 if Z <= 4 else 2
+    height = None if ax is not None else (2.4 if nrows == 1 else 4.4) * (0.8 + 0.05 * Y)
+    fig, axes = panel_axes(ax, Z, nrows=nrows, height=height)
+    axis_vec = {0: np.array([1.0, 0.0]), 1: np.array([0.0, 1.0])}
+    cmap = norm = None
+    if link_values is not None:
+        cmap, norm = value_norm(link_values)
+        zlinks = np.nonzero(topo.link_axis() == 2)[0]
+        zbusy = np.zeros(topo.num_ranks)
+        np.maximum.at(zbusy, topo.links.src[zlinks], np.asarray(link_values, dtype=float)[zlinks])
+    nodes, links_all, texts = [], [], []
+    wraps_any = False
+    if labels is None:
+        labels = X * Y <= 16 and link_values is None
+    for z, a in enumerate(axes):
+        pos = grid_layout(topo, plane=z)
+        links, _, wraps = draw_torus_links(a, topo, pos, axis_vec, values=link_values,
+                                           cmap=cmap, norm=norm, lw=1.4 if link_values is None else 2.0)
+        wraps_any |= bool(wraps.any())
+        face = np.array([to_rgba(NODE_COLOR)] * topo.num_ranks)
+        if link_values is not None:
+            busy = zbusy > 0
+            face[busy] = cmap(norm(zbusy[busy]))
+        if highlight is not None:
+            face[np.asarray(list(highlight), dtype=int)] = to_rgba(RANK_COLORS[4])
+        nodes.append(_draw_chips(a, pos, size=0.5, facecolor=face))
+        if labels:
+            texts += _coord_labels(a, topo, pos, fontsize=FONT["dense"])
+        a.set_xlim(-1.0, X)
+        a.set_ylim(-1.0, Y)
+        a.set_aspect("equal")
+        grid_ticks(a, X, Y, fontsize=FONT["small"])
+        a.set_title(f"z = {z}", fontsize=FONT["label"])
+        a.set_xlabel("x", fontsize=FONT["annotation"])
+        if z % (len(axes) // nrows or 1) == 0:
+            a.set_ylabel("y", fontsize=FONT["annotation"])
+        links_all.append(links)
+    klass = LINK_CLASSES[int(topo.links.klass[0])]
+    zwrap = "with wraparound" if topo.wraparound[2] else "without wraparound"
+    fig.suptitle(title or f"{topology_name(topo)}: {topo.num_ranks} chips, one panel per z-plane",
+                 fontsize=FONT["title"])
+    fig.supxlabel(f"Each chip also links to the chip at the same (x, y) in planes z \u00b1 1 ({zwrap} on z).\n"
+                  f"{LINK_LABELS[klass]} {format_rate(topo.links.bandwidth[0])} each way."
+                  + (" Dashed stubs: wraparound links." if wraps_any else ""), fontsize=FONT["tick"],
+                  color=TEXT_COLOR)
+    cbar = None
+    if link_values is not None:
+        cbar = value_colorbar(fig, axes, cmap, norm, value_label + "\n(chip fill: busiest z-link)")
+    alt = (f"{topology_name(topo)} drawn as {Z} panels, one per z-plane, each a {X} by {Y} grid of chips"
+           + ("; dashed stubs at the edges are wraparound links" if wraps_any else "") + ".")
+    return {"nodes": nodes, "links": links_all, "labels": texts, "colorbar": cbar,
+            "figure": fig, "axes": axes, "alt": alt}
+
+
+def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=None,
+                       cut: bool = False, title: str | None = None):
+    """A 3D torus too big to draw chip by chip, as a box made of ``cube``-sided cubes.
+
+    The box is drawn in isometric projection with its sides labelled in chips
+    and the grid of 4x4x4 cubes on its three visible faces; a table beside it
+    gives the chips, cubes, links per chip, wraparound and the bisection
+    bandwidth (from :meth:`~collectives_lib.topology.Topology.cut_bandwidth`).
+    ``slice_shape`` shades a slice of that shape in the corner; ``cut=True``
+    shades the bisection plane across the longest axis.
+
+    Returns ``{"box": PolyCollection (3 faces), "grid": LineCollection,
+    "slice": PolyCollection or None, "cut": PolyCollection or None,
+    "bisection": bytes/s, "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    if not isinstance(topology, Torus) or len(topology.dims) != 3:
+        raise CollectivesError(f"draw_torus_summary draws 3D tori, not {topology!r}")
+    X, Y, Z = topology.dims
+    fig, ax = axes_for(ax, 3.6 if ax is None else None)
+    klass = LINK_CLASSES[int(topology.links.klass[0])]
+    color = LINK_COLORS[klass]
+
+    faces = isometric_box((0, 0, 0), (X, Y, Z))     # top, right (x = X), front (y = Y)
+    box = PolyCollection(faces, facecolors=[tint(color, 0.18), tint(color, 0.30), tint(color, 0.42)],
+                         edgecolors=TEXT_COLOR, linewidths=1.2, zorder=1)
+    ax.add_collection(box, autolim=False)
+    grid = LineCollection(isometric_grid((X, Y, Z), cube), colors=TEXT_COLOR, linewidths=0.5, alpha=0.45, zorder=2)
+    ax.add_collection(grid, autolim=False)
+    slice_coll = None
+    if slice_shape is not None:
+        sx, sy, sz = (int(v) for v in slice_shape)
+        x0, y0 = X - sx, Y - sy  # the visible corner
+        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)), facecolors=RANK_COLORS[0],
+                                    edgecolors=TEXT_COLOR, linewidths=1.0, alpha=0.85, zorder=3, hatch="////")
+        ax.add_collection(slice_coll, autolim=False)
+    cut_coll = None
+    bis = topology.bisection_bandwidth()
+    if cut:
+        axis = int(np.argmax(topology.dims))
+        h = topology.dims[axis] / 2
+        corners = {0: [(h, 0, 0), (h, Y, 0), (h, Y, Z), (h, 0, Z)],
+                   1: [(0, h, 0), (X, h, 0), (X, h, Z), (0, h, Z)],
+                   2: [(0, 0, h), (X, 0, h), (X, Y, h), (0, Y, h)]}[axis]
+        cut_coll = PolyCollection([isometric(np.array(corners))], facecolors=OP_COLORS["reduce"],
+                                  edgecolors=OP_COLORS["reduce"], alpha=0.35, linewidths=1.5,
+                                  linestyles="--", zorder=4)
+        ax.add_collection(cut_coll, autolim=False)
+    # side labels
+    def label(p, text, **kw):
+        u, v = isometric(np.array(p))
+        ax.text(u, v, text, fontsize=FONT["annotation"], color=TEXT_COLOR, **kw)
+
+    big = max(X, Y, Z)
+    label((X / 2, Y + 0.06 * big, 0), f"x: {X} chips", ha="center", va="top", rotation=-30,
+          rotation_mode="anchor")
+    label((X + 0.06 * big, Y / 2, 0), f"y: {Y} chips", ha="center", va="top", rotation=30,
+          rotation_mode="anchor")
+    label((-0.05 * big, Y, Z / 2), f"z: {Z} chips", ha="right", va="center")
+    pts = isometric(np.array([[0, 0, 0], [X, 0, 0], [0, Y, 0], [X, Y, 0], [0, 0, Z], [X, 0, Z], [0, Y, Z], [X, Y, Z]]))
+    pad = 0.1 * (pts.max(0) - pts.min(0))
+    ax.set_xlim(pts[:, 0].min() - 2.2 * pad[0], pts[:, 0].max() + pad[0])
+    ax.set_ylim(pts[:, 1].min() - 1.6 * pad[1], pts[:, 1].max() + 0.5 * pad[1])
+    ax.set_aspect("equal")
+    blank(ax)
+    cubes = tuple(-(-d // cube) for d in (X, Y, Z))
+    neighbours = 2 * sum(1 for d in (X, Y, Z) if d > 1)
+    rows = [
+        ("chips", f"{topology.num_ranks:,}"),
+        (f"{cube}x{cube}x{cube} cubes", f"{cubes[0] * cubes[1] * cubes[2]:,} ({cubes[0]}x{cubes[1]}x{cubes[2]})"),
+        ("links per chip", f"{neighbours} ({LINK_LABELS[klass]}, {format_rate(topology.links.bandwidth[0])} each way)"),
+        ("wraparound", ", ".join(a for a, w in zip(topology.axis_names, topology.wraparound) if w) or "none"),
+        ("bisection (one way)", format_rate(bis)),
+    ]
+    if slice_shape is not None:
+        rows.append(("shaded slice", "x".join(map(str, slice_shape))
+                     + f" = {int(np.prod(slice_shape)):,} chips"))
+    text = "\n".join(f"{k}: {v}" for k, v in rows)
+    ax.text(1.04, 0.5, text, transform=ax.transAxes, ha="left", va="center", fontsize=FONT["annotation"],
+            color=TEXT_COLOR, linespacing=1.5,
+            bbox=dict(boxstyle="round,pad=0.5", facecolor="white", edgecolor=FAINT_COLOR))
+    ax.set_title(title or f"{topology_name(topology)}: a {X}x{Y}x{Z} 3D torus of {cube}x{cube}x{cube} cubes",
+                 fontsize=FONT["title"])
+    alt = (f"{topology_name(topology)} drawn as a box of {X} by {Y} by {Z} chips divided into "
+           f"{cube}-chip cubes; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
+           + (f"; a {'x'.join(map(str, slice_shape))} slice is shaded in one corner" if slice_shape is not None else "")
+           + (", with the bisection plane shaded" if cut else "") + ".")
+    return {"box": box, "grid": grid, "slice": slice_coll, "cut": cut_coll, "bisection": bis,
+            "figure": fig, "axes": ax, "alt": alt}
+
+
+def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: Torus | None = None):
+    """A slice highlighted inside its pod.
+
+    2D generations (v5e, v6e): the pod's grid with the slice's chips filled
+    and framed at ``origin`` (default the corner), and a note on whether the
+    slice keeps the pod's wraparound. 3D generations: the pod's box from
+    :func:`draw_torus_summary` with the slice shaded.
+
+    Returns the dict of the pod drawing plus ``"slice_ranks"`` (pod ranks of
+    the slice) and ``"frame"`` (the outline patch, 2D).
+    """
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(slice_topology, TpuSlice):
+        raise CollectivesError(f"draw_slice_in_pod needs a TPU slice, not {slice_topology!r}")
+    gen = slice_topology.generation
+    if pod is None:
+        from .. import tpu_pod
+
+        pod = tpu_pod(gen.name)
+    shape = slice_topology.dims
+    if len(pod.dims) == 3:
+        art = draw_torus_summary(pod, ax=ax, slice_shape=shape)
+        art["slice_ranks"] = None
+        art["frame"] = None
+        return art
+    origin = tuple(origin) if origin is not None else (0,) * len(shape)
+    grid = np.stack(np.meshgrid(*[np.arange(o, o + s) for o, s in zip(origin, shape)], indexing="ij"), -1).reshape(-1, len(shape))
+    ranks = [pod.rank_of(c) for c in grid]
+    wrap = wraparound_text(slice_topology)
+    art = draw_torus(pod, ax=ax, highlight=ranks, labels=False,
+                     title=f"A {'x'.join(map(str, shape))} slice ({len(ranks)} chips) in the "
+                           f"{topology_name(pod)}")
+    a = art["axes"]
+    frame = Rectangle((origin[0] - 0.5, origin[1] - 0.5), shape[0], shape[1], fill=False,
+                      edgecolor=TEXT_COLOR, lw=2.0, zorder=5)
+    a.add_patch(frame)
+    a.text(origin[0] + shape[0] / 2 - 0.5, origin[1] + shape[1] / 2 - 0.5,
+           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="center", va="center", fontsize=FONT["annotation"],
+           color=TEXT_COLOR, zorder=6,
+           bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=FAINT_COLOR))
+    art["slice_ranks"] = ranks
+    art["frame"] = frame
+    art["alt"] = (f"The {topology_name(pod)} grid with a {'x'.join(map(str, shape))} slice of "
+                  f"{len(ranks)} chips shaded and framed at the corner; the slice has {wrap}.")
+    return art
+
+
+def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "link busy time",
+                    labels: bool | None = None):
+    """TPU chips with their CPU hosts: ICI inside each slice, PCIe to the hosts, DCN between hosts.
+
+    ``system`` is a :class:`~collectives_lib.topology.TpuSystem` (from
+    :func:`~collectives_lib.topology.tpu_system`) or a single 2D
+    :class:`~collectives_lib.topology.TpuSlice` (hosts and PCIe only). Each
+    host serves a block of chips (2x4 on v5e), drawn as a shaded block with
+    the host in its middle and a dotted PCIe link to every chip. Slices sit
+    side by side; their hosts reach the DCN switch above them (one bundle per
+    slice when a slice has more than one row of hosts).
+
+    Returns ``{"nodes": chips, "hosts": PolyCollection (one per host),
+    "links": {"ici", "pcie", "dcn"} LineCollections (ICI: one path per
+    full-duplex pair; PCIe: one per chip; DCN: one per host or per slice),
+    "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.patches import FancyBboxPatch
+
+    if isinstance(system, TpuSlice):
+        sl, num_slices, has_dcn = system, 1, False
+    elif isinstance(system, TpuSystem):
+        sl, num_slices, has_dcn = system.slice, system.num_slices, True
+    else:
+        raise CollectivesError(f"draw_tpu_system needs a TPU slice or system, not {system!r}")
+    if len(sl.dims) != 2:
+        raise CollectivesError(
+            f"draw_tpu_system draws 2D slices (v5e, v6e); {topology_name(sl)} is 3D: "
+            "use draw_torus for its chips"
+        )
+    X, Y = sl.dims
+    hx, hy = sl.host_shape
+    lay = tpu_system_layout(system)
+    n_chips = len(lay.chips)
+    fig, ax = axes_for(ax, None if ax is not None else min(5.6, 2.0 + 0.3 * Y + (0.9 if has_dcn else 0)))
+    cmap = norm = None
+    if link_values is not None:
+        cmap, norm = value_norm(link_values)
+    base, chip_pos, host_of, host_pos = lay.slice_chips, lay.chips, lay.host_of, lay.hosts
+    hosts_per_slice = sl.num_hosts
+    num_hosts = len(host_pos)
+    # host blocks
+    blocks = []
+    for h in range(num_hosts):
+        pts = chip_pos[host_of == h]
+        lo, hi = pts.min(0) - 0.42, pts.max(0) + 0.42
+        blocks.append(FancyBboxPatch(lo, *(hi - lo), boxstyle="round,pad=0,rounding_size=0.15",
+                                     facecolor=tint(LINK_COLORS["pcie"], 0.10),
+                                     edgecolor=tint(LINK_COLORS["pcie"], 0.5), lw=0.8, zorder=0))
+    for b in blocks:
+        ax.add_patch(b)
+    # ICI
+    axis_vec = {0: np.array([1.0, 0.0]), 1: np.array([0.0, 1.0])}
+    ici_paths, ici_ids = [], []
+    ici_sel = np.arange(len(sl.links)) if link_values is not None else undirected_links(sl, np.arange(len(sl.links)))
+    ids, paths, wraps = torus_link_paths(sl, base, axis_vec, select=ici_sel,
+                                         offset=0.11 if link_values is not None else 0.0,
+                                         shrink=0.22 if link_values is not None else 0.0)
+    for s in range(num_slices):
+        shift = np.array([lay.slice_x[s], 0.0])
+        ici_paths += [p + shift for p in paths]
+        ici_ids += (ids + s * len(sl.links)).tolist()
+    styles = [WRAP_LINESTYLE if w else "-" for w in np.tile(wraps, num_slices)]
+    ici = LineCollection(ici_paths, colors=LINK_COLORS["ici"], linewidths=1.6, linestyles=styles, zorder=1)
+    ax.add_collection(ici, autolim=False)
+    # PCIe spokes: chip -> host (drawn once per chip)
+    pcie_paths = [np.array([chip_pos[c], host_pos[host_of[c]]]) for c in range(n_chips)]
+    pcie = LineCollection(pcie_paths, colors=LINK_COLORS["pcie"], linewidths=1.1,
+                          linestyles=[LINK_LINESTYLES["pcie"]], zorder=1.5)
+    ax.add_collection(pcie, autolim=False)
+    chips = _draw_chips(ax, chip_pos, size=0.4)
+    host_boxes = PolyCollection(rects(host_pos[:, 0] - 0.27, host_pos[:, 1] - 0.22, 0.54, 0.44),
+                                facecolors="white", edgecolors=LINK_COLORS["pcie"], linewidths=1.4, zorder=4)
+    ax.add_collection(host_boxes, autolim=False)
+    if labels is None:
+        labels = num_hosts <= 16
+    texts = []
+    if labels:
+        for h in range(num_hosts):
+            texts.append(ax.text(*host_pos[h], f"H{h}", ha="center", va="center", fontsize=FONT["detail"],
+                                 color=TEXT_COLOR, zorder=5))
+    # DCN
+    dcn = None
+    top = Y - 0.5
+    xmax = lay.width
+    if has_dcn:
+        dcn_center = lay.dcn
+        one_row = hy >= Y
+        if one_row:
+            dcn_paths = [np.array([host_pos[h] + [0, 0.22], [host_pos[h, 0], top + 0.15],
+                                   dcn_center - [0, 0.25]]) for h in range(num_hosts)]
+            dcn_bw = system.dcn_bandwidth_per_host
+        else:
+            dcn_paths = [np.array([[lay.slice_x[s] + (X - 1) / 2, top + 0.15], dcn_center - [0, 0.25]])
+                         for s in range(num_slices)]
+            dcn_bw = system.dcn_bandwidth_per_host * hosts_per_slice
+        dcn = LineCollection(dcn_paths, colors=LINK_COLORS["dcn"], linewidths=1.6,
+                             linestyles=[LINK_LINESTYLES["dcn"]], zorder=1)
+        ax.add_collection(dcn, autolim=False)
+        sw = FancyBboxPatch(dcn_center - [1.9, 0.3], 3.8, 0.6, boxstyle="round,pad=0.02",
+                            facecolor="white", edgecolor=LINK_COLORS["dcn"], lw=1.5, zorder=4)
+        ax.add_patch(sw)
+        ax.text(*dcn_center, "DCN switch", ha="center", va="center", fontsize=FONT["annotation"], zorder=5)
+        for s in range(num_slices):
+            ax.text(lay.slice_x[s] + (X - 1) / 2, -0.75, f"slice {s}", ha="center", va="top",
+                    fontsize=FONT["annotation"])
+    ax.set_xlim(-0.8, xmax - 0.2)
+    ax.set_ylim(-1.1 if has_dcn else -0.8, (Y + 1.9) if has_dcn else Y - 0.2)
+    ax.set_aspect("equal")
+    blank(ax)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    gen = sl.generation
+    extra = [Line2D([], [], color=LINK_COLORS["pcie"], ls=LINK_LINESTYLES["pcie"], lw=1.5,
+                    label=f"PCIe chip\u2013host, {format_rate(float(gen.pcie_bandwidth))}"),
+             Patch(facecolor=tint(LINK_COLORS["pcie"], 0.10), edgecolor=tint(LINK_COLORS["pcie"], 0.5),
+                   label=f"one host's {hx}x{hy} chips")]
+    if has_dcn:
+        extra.append(Line2D([], [], color=LINK_COLORS["dcn"], ls=LINK_LINESTYLES["dcn"], lw=1.5,
+                            label=f"DCN, {format_rate(dcn_bw)} per {'host' if hy >= Y else 'slice'}"))
+    class_legend(ax, [("ici", f"ICI, {format_rate(float(gen.ici_bandwidth))} each way")],
+                 wrap=bool(wraps.any()), extra=extra, loc="upper center", bbox=(0.5, -0.02),
+                 ncol=2 if not has_dcn else 2)
+    what = ((f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if num_slices > 1 else
+             f"one TPU {gen.name} slice of {X}x{Y}") if has_dcn else topology_name(sl))
+    ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe",
+                 fontsize=FONT["title"])
+    alt = (f"{what[:1].upper() + what[1:]}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
+           f"linked by dotted PCIe lines to its host in the middle"
+           + ("; the hosts connect up to one DCN switch" if has_dcn else "") + ".")
+    return {"nodes": chips, "hosts": host_boxes, "links": {"ici": ici, "pcie": pcie, "dcn": dcn},
+            "labels": texts, "figure": fig, "axes": ax, "alt": alt}
+
+
+def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str = "link busy time",
+                labels: bool | None = None, sides=None):
+    """Endpoints on one switch (an NVSwitch node: 8 GPUs, or 72 for GB200 NVL72).
+
+    GPUs sit on a circle around the switch, each with its link into the
+    switch. ``link_values`` (one number per directed link) draws the up- and
+    down-links side by side, coloured by load. ``sides`` (two lists of
+    ranks) colours the two halves of a cut.
+
+    Returns ``{"nodes": PolyCollection (one per GPU), "links": LineCollection
+    (one spoke per GPU, or one per directed link with link_values), "switch",
+    "labels", "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import FancyBboxPatch
+
+    if not isinstance(topology, Switch):
+        raise CollectivesError(f"draw_switch draws a Switch, not {topology!r}")
+    n = topology.num_ranks
+    fig, ax = axes_for(ax, (3.4 if n <= 16 else 4.4) if ax is None else None)
+    star = star_layout(n)
+    pos, node_r, sw_half = star.nodes, star.node_radius, star.hub_half
+    links = topology.links
+    klass = topology.link_class
+    cmap = norm = None
+    if link_values is None:
+        paths = list(star.spokes)
+        coll = LineCollection(paths, colors=LINK_COLORS[klass], linewidths=4.0 if n <= 16 else 1.2, zorder=1)
+    else:
+        cmap, norm = value_norm(link_values)
+        paths = []
+        for lid in range(len(links)):
+            s, d = int(links.src[lid]), int(links.dst[lid])
+            g = s if s < n else d
+            p, q = star.spokes[g]
+            u = (q - p) / np.hypot(*(q - p))
+            off = np.array([u[1], -u[0]]) * (0.025 if s < n else -0.025)
+            paths.append(np.array([p + off, q + off]))
+        vals = np.asarray(link_values, dtype=float)
+        colors = cmap(norm(vals))
+        colors[vals <= 0] = IDLE_LINK_COLOR
+        coll = LineCollection(paths, colors=colors, linewidths=2.0 if n <= 16 else 0.9, zorder=1)
+    ax.add_collection(coll, autolim=False)
+    face = np.array([to_rgba(NODE_COLOR)] * n)
+    if sides is not None:
+        face[np.asarray(list(sides[0]), dtype=int)] = to_rgba(RANK_COLORS[4])
+        face[np.asarray(list(sides[1]), dtype=int)] = to_rgba(RANK_COLORS[2])
+    nodes = draw_circles(ax, pos, node_r, face)
+    sw = FancyBboxPatch((-sw_half, -sw_half), 2 * sw_half, 2 * sw_half, boxstyle="round,pad=0.02",
+                        facecolor="white", edgecolor=LINK_COLORS[klass], lw=2, zorder=4)
+    ax.add_patch(sw)
+    sw_name = "NVSwitch" if klass == "nvlink" else "switch"
+    ax.text(0, 0, sw_name, ha="center", va="center", fontsize=FONT["annotation"] if n <= 16 else FONT["small"],
+            zorder=5)
+    texts = []
+    if labels is None:
+        labels = True
+    if labels:
+        word = "GPU " if (klass == "nvlink" and n <= 16) else ""
+        for g in range(n):
+            if n <= 16:
+                texts.append(ax.text(*pos[g], f"{word}{g}" if not word else str(g), ha="center", va="center",
+                                     fontsize=FONT["annotation"], zorder=5))
+            else:
+                texts.append(ax.text(*(pos[g] * (1 + node_r + 0.05)), str(g), ha="center", va="center",
+                                     fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=5))
+    lim = 1.25 if n > 16 else 1.2
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_aspect("equal")
+    blank(ax)
+    bw = format_rate(links.bandwidth[0])
+    unit = "GPU" if klass == "nvlink" else "rank"
+    ax.set_title(f"{topology_name(topology)}:\n{bw} each way from every {unit} into the switch",
+                 fontsize=FONT["title"])
+    cbar = None
+    if link_values is not None:
+        cbar = value_colorbar(fig, ax, cmap, norm, value_label)
+    else:
+        class_legend(ax, [(klass, f"{LINK_LABELS[klass]}, {bw}\neach way per {unit}")],
+                     loc="lower right", bbox=(1.0, 0.0))
+    alt = (f"{n} {unit}s on a circle around one {sw_name}, each joined to it by a "
+           f"{LINK_LABELS[klass]} link of {bw} each way.")
+    return {"nodes": nodes, "links": coll, "switch": sw, "labels": texts, "colorbar": cbar,
+            "figure": fig, "axes": ax, "alt": alt}
+
+
+def _fat_tree_roles(cluster: GpuCluster):
+    """Classify links: 'nvlink' (GPU<->NVSwitch), 'nic' (GPU<->leaf), 'uplink' (leaf<->spine)."""
+    links = cluster.links
+    n, m = cluster.num_ranks, cluster.num_nodes
+    s, d = links.src, links.dst
+    nvl = ((s < n) & (d >= n) & (d < n + m)) | ((d < n) & (s >= n) & (s < n + m))
+    up = (s == cluster.spine_node) | (d == cluster.spine_node)
+    nic = ~nvl & ~up
+    return nvl, nic, up
+
+
+def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None, link_values=None,
+                  value_label: str = "link busy time", sides=None, title: str | None = None):
+    """GPU nodes on a rail-optimised InfiniBand fat tree, link widths proportional to bandwidth.
+
+    Bottom to top: each node's GPUs on its NVSwitch (NVLink), the leaf
+    switches (one per rail per Scalable Unit), and the spine. Every GPU's NIC
+    goes to its rail's leaf; each leaf's uplink carries 1/oversubscription of
+    what its NICs inject, so an oversubscribed tree shows thinner uplinks.
+
+    ``aggregate`` (default: more than 8 nodes) draws each Scalable Unit as one
+    box and each rail's NICs as one bundle to its leaf, width by total
+    bandwidth. ``link_values`` colours links by load (a bundle by its busiest
+    link). ``sides`` (two lists of ranks) colours the halves of a cut.
+
+    Returns ``{"nodes": PolyCollection (GPUs, or SU boxes when aggregated),
+    "leaves", "spine", "links": LineCollection (one path per GPU NVLink, per
+    GPU NIC and per leaf uplink; aggregated: per (SU, rail) bundle and per
+    leaf uplink), "figure", "axes", "alt"}``.
+    """
+    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.colors import to_rgba
+
+    if not isinstance(cluster, GpuCluster):
+        raise CollectivesError(f"draw_fat_tree draws a GpuCluster, not {cluster!r}")
+    m, g, rails = cluster.num_nodes, cluster.gpus_per_node, cluster.rails
+    n = cluster.num_ranks
+    lay = fat_tree_layout(cluster, aggregate)
+    aggregate = lay.aggregate
+    links = cluster.links
+    nvl, nic, up = _fat_tree_roles(cluster)
+    fig, ax = axes_for(ax, 3.6 if ax is None else None)
+    cmap = norm = None
+    vals = None
+    if link_values is not None:
+        cmap, norm = value_norm(link_values)
+        vals = np.asarray(link_values, dtype=float)
+    y_gpu, y_leaf, y_spine = lay.levels["gpu"], lay.levels["leaf"], lay.levels["spine"]
+    num_sus = cluster.num_sus
+    leaf0 = n + m
+    gpu_node = np.arange(n) // g
+    gpu_su = gpu_node // cluster.nodes_per_su
+    rail_of = (np.arange(n) % g) % rails
+    paths, widths_bw, seg_of_link, seg_color = [], [], np.full(len(links), -1), []
+    gpu_x, su_span, su_w, leaf_x = lay.gpus[:, 0], lay.sus, lay.su_width, lay.leaves[:, 0]
+    xmin, xmax = lay.xlim
+    spine_lo, spine_hi = lay.spine[:, 0]
+
+    def add(path, bw, link_ids, color):
+        k = len(paths)
+        paths.append(np.asarray(path, dtype=float))
+        widths_bw.append(bw)
+        seg_of_link[np.asarray(link_ids, dtype=int)] = k
+        seg_color.append(color)
+
+    # leaf uplinks
+    leaf_nodes = leaf0 + np.arange(cluster.num_leaves)
+    for li, node in enumerate(leaf_nodes.tolist()):
+        ids = np.nonzero(up & ((links.src == node) | (links.dst == node)))[0]
+        bw = float(links.bandwidth[ids[0]])
+        add([[leaf_x[li], y_leaf + 0.25], [leaf_x[li], y_spine - 0.3]], bw, ids, LINK_COLORS["ib"])
+    if not aggregate:
+        for r in range(n):
+            ids_nvl = np.nonzero(nvl & ((links.src == r) | (links.dst == r)))[0]
+            add([[gpu_x[r], y_gpu - 0.25], [gpu_x[r], y_gpu - 1.05]], float(links.bandwidth[ids_nvl[0]]),
+                ids_nvl, LINK_COLORS["nvlink"])
+            ids_nic = np.nonzero(nic & ((links.src == r) | (links.dst == r)))[0]
+            leaf = int(gpu_su[r]) * rails + int(rail_of[r])
+            add([[gpu_x[r], y_gpu + 0.25], [leaf_x[leaf], y_leaf - 0.25]], float(links.bandwidth[ids_nic[0]]),
+                ids_nic, LINK_COLORS["ib"])
+    else:
+        for su in range(num_sus):
+            lo, hi = su_span[su]
+            for rail in range(rails):
+                leaf = su * rails + rail
+                gpus = np.nonzero((gpu_su == su) & (rail_of == rail))[0]
+                ids = np.nonzero(nic & (np.isin(links.src, gpus) | np.isin(links.dst, gpus)))[0]
+                bw = float(links.bandwidth[ids].sum() / 2)  # each direction
+                x0 = lo + (hi - lo) * (rail + 0.5) / rails
+                add([[x0, y_gpu + 0.6], [leaf_x[leaf], y_leaf - 0.25]], bw, ids, LINK_COLORS["ib"])
+    widths = _linewidth_for(widths_bw, max(widths_bw), max_width=7.0 if not aggregate else 4.0, min_width=0.6)
+    if vals is not None:
+        seg_val = np.zeros(len(paths))
+        ok = seg_of_link >= 0
+        np.maximum.at(seg_val, seg_of_link[ok], vals[ok])
+        colors = cmap(norm(seg_val))
+        colors[seg_val <= 0] = IDLE_LINK_COLOR
+    else:
+        colors = [to_rgba(c) for c in seg_color]
+    coll = LineCollection(paths, colors=colors, linewidths=widths, zorder=1, capstyle="butt")
+    ax.add_collection(coll, autolim=False)
+    side_of = np.full(n, -1)
+    if sides is not None:
+        side_of[np.asarray(list(sides[0]), dtype=int)] = 0
+        side_of[np.asarray(list(sides[1]), dtype=int)] = 1
+    side_face = {-1: to_rgba(NODE_COLOR), 0: to_rgba(RANK_COLORS[4]), 1: to_rgba(RANK_COLORS[2])}
+    texts = []
+    if not aggregate:
+        face = [side_face[int(s)] for s in side_of]
+        nodes = PolyCollection(rects(gpu_x - 0.38, y_gpu - 0.25, 0.76, 0.5), facecolors=face,
+                               edgecolors=NODE_EDGE_COLOR, linewidths=0.7, zorder=3)
+        ax.add_collection(nodes, autolim=False)
+        if n <= 64:
+            for r in range(n):
+                texts.append(ax.text(gpu_x[r], y_gpu, str(r % g), ha="center", va="center",
+                                     fontsize=FONT["dense"], zorder=4))
+        nvs_w = lay.nvswitch_width
+        nvs = PolyCollection(rects(lay.nvswitches[:, 0] - nvs_w / 2, lay.nvswitches[:, 1] - 0.15, nvs_w, 0.3),
+                             facecolors="white", edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
+        ax.add_collection(nvs, autolim=False)
+        for k in range(m):
+            ax.text(*lay.nvswitches[k], f"node {k} NVSwitch", ha="center", va="center",
+                    fontsize=FONT["detail"], zorder=4)
+    else:
+        face = []
+        for su in range(num_sus):
+            sel = side_of[gpu_su == su]
+            face.append(side_face[int(sel[0])] if len(sel) and (sel == sel[0]).all() else side_face[-1])
+        lo = su_span[:, 0]
+        nodes = PolyCollection(rects(lo, y_gpu - 1.2, su_w, 1.8), facecolors=face, edgecolors=NODE_EDGE_COLOR,
+                               linewidths=0.8, zorder=3)
+        ax.add_collection(nodes, autolim=False)
+        for su in range(num_sus):
+            k = int(np.sum(gpu_su == su)) // g
+            texts.append(ax.text(lo[su] + su_w / 2, y_gpu - 0.3,
+                                 f"SU {su}: {k} nodes\n\u00d7 {g} GPUs on NVLink", ha="center", va="center",
+                                 fontsize=FONT["small"], zorder=4))
+    lw_leaf = 0.8 if not aggregate else min(0.9, 0.8 * (xmax - xmin) / max(cluster.num_leaves, 1))
+    leaves = PolyCollection(rects(leaf_x - lw_leaf / 2, y_leaf - 0.3, lw_leaf, 0.6),
+                            facecolors=tint(LINK_COLORS["ib"], 0.25), edgecolors=LINK_COLORS["ib"],
+                            linewidths=1.2, zorder=3)
+    ax.add_collection(leaves, autolim=False)
+    if not aggregate or cluster.num_leaves <= 16:
+        for li in range(cluster.num_leaves):
+            ax.text(leaf_x[li], y_leaf, f"L{li % rails}", ha="center", va="center", fontsize=FONT["tiny"], zorder=4)
+    spine = PolyCollection(rects([spine_lo], [y_spine - 0.3], [spine_hi - spine_lo], [0.6]),
+                           facecolors="white", edgecolors=LINK_COLORS["ib"], linewidths=1.5, zorder=3)
+    ax.add_collection(spine, autolim=False)
+    ax.text((spine_lo + spine_hi) / 2, y_spine, "spine (modelled as one non-blocking switch)",
+            ha="center", va="center", fontsize=FONT["tick"], zorder=4)
+    # tier notes on the left
+    nic_bw = cluster.nic_bandwidth
+    uplink = float(links.bandwidth[up][0])
+    per_leaf_down = uplink * cluster.oversubscription
+    ax.text(xmin - 0.3, y_leaf, "leaves\n(one per rail\nper SU)", ha="right", va="center", fontsize=FONT["small"])
+    ax.text(xmin - 0.3, y_gpu - 0.4, "GPUs" if not aggregate else "Scalable\nUnits", ha="right",
+            va="center", fontsize=FONT["small"])
+    ax.text(xmin - 0.3, y_spine, "spine", ha="right", va="center", fontsize=FONT["small"])
+    over = cluster.oversubscription
+    note = (f"NIC {format_rate(nic_bw)} per GPU; NVLink {format_rate(cluster.nvlink_bandwidth)} per GPU; "
+            f"leaf: {format_rate(per_leaf_down)} down, {format_rate(uplink)} up"
+            + (f" ({over:g}:1 oversubscribed)" if over != 1 else " (full fat tree, 1:1)"))
+    ax.text(0.5, -0.01, note + "\nline widths proportional to bandwidth", transform=ax.transAxes,
+            ha="center", va="top", fontsize=FONT["tick"], color=TEXT_COLOR)
+    ax.set_xlim(xmin - 3.2, xmax + 0.2)
+    ax.set_ylim(y_gpu - 1.6, y_spine + 0.5)
+    blank(ax)
+    ax.set_title(title or f"{topology_name(cluster)} ({n} GPUs) on a rail-optimised InfiniBand fat tree",
+                 fontsize=FONT["title"])
+    cbar = value_colorbar(fig, ax, cmap, norm, value_label) if vals is not None else None
+    alt = (f"{topology_name(cluster)} with {n} GPUs: "
+           + ("each Scalable Unit drawn as a box with one bundle per rail up to its leaf switch"
+              if aggregate else "each node's GPUs on an NVSwitch, every GPU's NIC going up to its rail's leaf switch")
+           + f", and the leaves joined to the spine; leaf uplinks carry {format_rate(uplink)}"
+           + (f", {over:g} to 1 oversubscribed" if over != 1 else ", a full fat tree") + ".")
+    return {"nodes": nodes, "leaves": leaves, "spine": spine, "links": coll, "labels": texts,
+            "colorbar": cbar, "figure": fig, "axes": ax, "alt": alt}
