@@ -20,7 +20,7 @@ into equal shards of whole elements.
 >>> e.model, e.algorithm, e.protocol, cl.format_time(e.time)
 ('nccl', 'nvls', 'SIMPLE', '15.8 ms')
 >>> round(e.busbw / 1e9)
-476
+475
 
 Introduced in the chapter *A first look*; every chapter uses it.
 """

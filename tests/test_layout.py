@@ -194,8 +194,8 @@ def test_gpus_by_node_sit_below_one_leaf_per_rail():
                          ids=["slice4x4", "system2x4x4", "system2x16x16"])
 def test_tpu_system_hosts_sit_among_their_chips_and_slices_apart(system):
     lay = L.tpu_system_layout(system)
-    sl = system if isinstance(system, cl.TpuSlice) else system.slice
-    num_slices = 1 if isinstance(system, cl.TpuSlice) else system.num_slices
+    sl = system if isinstance(system, cl.topology.TpuSlice) else system.slice
+    num_slices = 1 if isinstance(system, cl.topology.TpuSlice) else system.num_slices
     assert lay.chips.shape == (sl.num_ranks * num_slices, 2) and distinct(lay.chips)
     for h, where in enumerate(lay.hosts):
         assert np.allclose(where, lay.chips[lay.host_of == h].mean(0))
