@@ -203,7 +203,7 @@ def test_tpu_system_hosts_sit_among_their_chips_and_slices_apart(system):
         prev = lay.chips[(s - 1) * sl.num_ranks:s * sl.num_ranks, 0]
         this = lay.chips[s * sl.num_ranks:(s + 1) * sl.num_ranks, 0]
         assert this.min() > prev.max() + 1
-    if num_slices > 1 or isinstance(system, cl.TpuSystem):
+    if num_slices > 1 or isinstance(system, cl.topology.TpuSystem):
         assert lay.dcn[1] > lay.chips[:, 1].max()
         assert lay.dcn[0] == pytest.approx((lay.chips[:, 0].min() + lay.chips[:, 0].max()) / 2)
     else:
