@@ -20,7 +20,7 @@ data-parallel group over the nodes of a GPU cluster (one GPU per node) its NICs.
 >>> import collectives_lib as cl
 >>> b = lower_bound("all_gather", cl.Ring(8, bandwidth=45e9, latency=1e-6), 2**30)
 >>> round(b.bandwidth_time * 1e3, 3), round(b.latency_time * 1e6, 1)
-(10.437, 4.0)
+(10.439, 4.0)
 
 Introduced in the chapter *A first look* (every estimate prints its bound).
 """

@@ -25,12 +25,13 @@ from .. import hardware as hw
 from ..collective import Collective
 from ..errors import CollectivesError
 from ..topology import GpuCluster, Switch, Topology
-from . import p2p, tables
+from . import measured, p2p, tables
 from .graphs import launched_channels, search
+from .measured import measured_time
 from .tuner import FUNCTIONS, Comm, Prediction, choose, predict, predict_all
 
 __all__ = ["Comm", "Prediction", "comm_for", "supports", "predictions", "choose", "predict",
-           "predict_all", "tables", "p2p", "VERSION"]
+           "predict_all", "measured_time", "tables", "p2p", "measured", "VERSION"]
 
 VERSION = tables.VERSION
 
