@@ -92,6 +92,40 @@ class Estimate:
     def choice(self) -> Choice:
         return Choice(self.algorithm, self.reason)
 
+    def _simulated(self, what: str):
+        if self.result is None:
+            raise CollectivesError(f"{what} comes from the simulator: estimate with model='ideal' "
+                                   f"to see the links ({self.model} model here)")
+        return getattr(self.result, what)
+
+    @property
+    def link_bytes(self):
+        """Bytes on every link (ideal model)."""
+        return self._simulated("link_bytes")
+
+    @property
+    def link_busy(self):
+        return self._simulated("link_busy")
+
+    @property
+    def stage_times(self) -> dict:
+        return self._simulated("stage_times")
+
+    @property
+    def step_times(self):
+        return self._simulated("step_times")
+
+    @property
+    def time_unoverlapped(self) -> float:
+        return self._simulated("time_unoverlapped")
+
+    @property
+    def bottleneck(self) -> str:
+        """The busiest link (ideal model), or what NCCL's model says instead."""
+        if self.result is None:
+            return f"NCCL's model: {self.nccl_algorithm}/{self.protocol} over its channels"
+        return self.result.bottleneck
+
     @property
     def label(self) -> str:
         return self.algorithm + (f" ({self.nccl_algorithm}/{self.protocol})" if self.protocol else "")
