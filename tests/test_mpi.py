@@ -140,7 +140,7 @@ def test_ranges_merge_adjacent_slots_in_box_order():
 
 def test_tags_count_transfers_between_the_same_pair():
     src, dst = np.array([0, 1, 0, 0, 1]), np.array([1, 0, 1, 2, 0])
-    assert mpi._tags(src, dst, 3).tolist() == [0, 0, 1, 0, 1]
+    assert mpi.executor.message_tags(src, dst, 3).tolist() == [0, 0, 1, 0, 1]
 
 
 @pytest.mark.parametrize("name", ["ring_all_reduce_switch5", "direct_all_to_all_torus2x3_x",
@@ -396,7 +396,7 @@ def test_kill_tree_reaches_processes_in_other_sessions(monkeypatch):
     while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(_processes_with(marker)) == 3
-    mpi._kill_tree(proc, grace=0.2)
+    mpi.launch.kill_tree(proc, grace=0.2)
     deadline = time.monotonic() + 5
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
