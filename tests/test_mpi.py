@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import mpi
+from collectives_lib import cli, mpi
 from collectives_lib.replay import expected_output, initial_state
 from collectives_lib.schedule import Step, Traffic
 
@@ -271,7 +271,7 @@ def test_a_flipped_operation_is_reported_wrong(tmp_path, capsys):
     broken = flip_op(ring, step=ring.num_steps - 1)       # an all-gather copy becomes a reduce
     with pytest.raises(cl.ScheduleError):
         cl.check(broken)
-    code = mpi.main_run(["--schedule", str(mpi.save_schedule(broken, tmp_path / "broken.npz")),
+    code = cli.main(["run", "--schedule", str(mpi.save_schedule(broken, tmp_path / "broken.npz")),
                          "--size", "4K", "--iters", "2", "--warmup", "0"])
     out = capsys.readouterr().out
     assert code == 1
@@ -289,7 +289,7 @@ def test_calibration_gives_positive_alpha_and_beta():
 
 
 def test_run_table_parses_with_predictions(capsys):
-    code = mpi.main_run(["--np", "4", "-c", "all_reduce", "-a", "ring,recursive_doubling",
+    code = cli.main(["run", "--np", "4", "-c", "all_reduce", "-a", "ring,recursive_doubling",
                          "-b", "1K", "-e", "16K", "-f", "4", "--iters", "3", "--warmup", "1",
                          "--calibrate"])
     out = capsys.readouterr().out
@@ -326,7 +326,7 @@ def test_runs_in_place_under_mpiexec():
 
 
 def test_a_failing_rank_fails_the_run_with_its_error(capsys):
-    code = mpi.main_run(["--np", "3", "-c", "all_reduce", "--size", "1K", "--fail-rank", "2"])
+    code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--fail-rank", "2"])
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("collectives run: error: the MPI run failed: rank 2: RuntimeError: "
@@ -337,7 +337,7 @@ def test_missing_mpiexec_says_what_to_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("MPIEXEC", raising=False)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    assert mpi.main_run(["--np", "2", "--size", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "--size", "1K"]) == 2
     assert capsys.readouterr().err == (
         f"collectives run: error: mpiexec not found (not on PATH, not next to {tmp_path / 'python'}); "
         f"install MPI with `pip install mpi4py mpich`\n")
@@ -346,7 +346,7 @@ def test_missing_mpiexec_says_what_to_install(monkeypatch, tmp_path, capsys):
 
 def test_missing_mpi4py_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "mpi4py", None)
-    assert mpi.main_run(["--np", "2", "--size", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "--size", "1K"]) == 2
     assert capsys.readouterr().err == (
         f"collectives run: error: mpi4py is not installed for {sys.executable}; install it with "
         f"`pip install mpi4py mpich`\n")
@@ -371,7 +371,7 @@ def test_timeout_kills_a_hanging_run_without_orphans(monkeypatch, capsys):
     marker = f"collectives-test-{uuid.uuid4().hex}"
     monkeypatch.setenv("COLLECTIVES_TEST_MARK", marker)
     start = time.monotonic()
-    code = mpi.main_run(["--np", "3", "-c", "all_reduce", "--size", "1K", "--stall-rank", "1",
+    code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--stall-rank", "1",
                          "--timeout", "2"])
     elapsed = time.monotonic() - start
     err = capsys.readouterr().err
@@ -404,11 +404,35 @@ def test_kill_tree_reaches_processes_in_other_sessions(monkeypatch):
 
 
 def test_bad_options_are_one_line_errors(capsys):
-    assert mpi.main_run(["--np", "3", "-c", "all_reduce", "-a", "recursive_doubling"]) == 2
+    assert cli.main(["run", "--np", "3", "-c", "all_reduce", "-a", "recursive_doubling"]) == 2
     assert capsys.readouterr().err == (
         "collectives run: error: recursive_doubling needs a power-of-two number of ranks, got N = 3 "
         "(applicable here: ring, bidirectional_ring, chain, tree, direct, sharp)\n")
-    assert mpi.main_run(["--np", "2", "-b", "1M", "-e", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "-b", "1M", "-e", "1K"]) == 2
     assert capsys.readouterr().err == "collectives run: error: -e 1K is smaller than -b 1M\n"
     with pytest.raises(cl.CollectivesError, match="dtype 'int8' is not supported"):
         mpi.run(cl.build("all_gather", 2, "ring"), [64], dtype="int8")
+
+
+def test_run_usage_names_the_program_as_it_was_started(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "--help"])                 # the console script `collectives`
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: collectives run ")
+    assert "check every\nrank's result against the collective's definition" in text
+    assert "examples:\n  collectives run --np 4 -c all_reduce -a ring,recursive_doubling -b 1K -e 4M\n" in text
+    assert "--timeout TIMEOUT" in text and "--payload" not in text
+    for argv, prog in ([sys.executable, "-m", "collectives_lib", "run", "--help"], "python -m collectives_lib run"),\
+                      ([sys.executable, "-m", "collectives_lib.mpi", "--help"], "python -m collectives_lib.mpi"):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"usage: {prog} "), proc.stdout[:200]
+        assert f"examples:\n  {prog} --np 4 " in proc.stdout
+
+
+def test_run_parse_errors_are_one_line(capsys):
+    assert cli.main(["run", "--np", "abc"]) == 2
+    assert capsys.readouterr().err == "collectives run: error: argument --np/-n: invalid int value: 'abc'\n"
+    assert cli.run_main(["--dtype", "int8"], prog="python -m collectives_lib.mpi") == 2
+    assert capsys.readouterr().err.startswith("collectives run: error: argument --dtype: invalid choice: 'int8'")

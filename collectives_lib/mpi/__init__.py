@@ -12,11 +12,13 @@ the simulator can predict what was measured.
 
 Three ways in:
 
-* ``python -m collectives_lib run --np 4 --collective all_reduce --algorithm ring -b 1K -e 1M``
-  (or ``python -m collectives_lib.mpi ...`` with the same options) launches
-  ``mpiexec`` itself and prints a table like nccl-tests' ``all_reduce_perf``.
-  Under ``mpiexec`` already (``mpiexec -n 4 python -m collectives_lib run ...``,
-  or with ``--hostfile`` on a cluster) it runs in place.
+* ``collectives run --np 4 --collective all_reduce --algorithm ring -b 1K -e 1M``
+  (the command line's ``run`` verb, :mod:`collectives_lib.cli`; also
+  ``python -m collectives_lib run`` or ``python -m collectives_lib.mpi`` with the
+  same options) launches ``mpiexec`` itself and prints a table like
+  nccl-tests' ``all_reduce_perf``. Under ``mpiexec`` already (``mpiexec -n 4
+  python -m collectives_lib run ...``, or with ``--hostfile`` on a cluster) it
+  runs in place.
 * :func:`run` and :func:`run_collective` from Python (a notebook): they launch
   ``mpiexec``, wait for it with a timeout, and return a :class:`RunResult`.
 * :func:`calibrate` measures a ping-pong between two processes and fits
@@ -32,7 +34,7 @@ The modules, by concern:
 ``launch``         finding and starting ``mpiexec``, timeouts, stopping the process tree
 ``calibration``    :class:`Calibration`, :func:`calibrate`, :func:`calibration_sizes`
 ``results``        :class:`RunResult`, :func:`format_table`, :func:`parse_table`
-``runner``         :func:`run`, :func:`run_collective`
+``runner``         :func:`run`, :func:`run_collective`, :func:`run_in_place` (under an mpiexec)
 =================  ===========================================================
 
 Importing this package does not import mpi4py: only the MPI processes do.
@@ -44,17 +46,16 @@ from __future__ import annotations
 
 from .buffers import DTYPES, Layout, expected_buffer, held_slots, initial_buffer, input_values, rounded_size
 from .calibration import CALIBRATION_SIZES, Calibration, calibrate, calibration_sizes
-from .command import RUN_DESCRIPTION, main_run
 from .launch import (INSTALL_HINT, MPIRunError, MPIUnavailable, available, check_mpi4py, find_mpiexec,
                      under_mpiexec)
 from .results import COMPACT_COLUMNS, TABLE_COLUMNS, RunResult, format_table, parse_table
-from .runner import run, run_collective
+from .runner import run, run_collective, run_in_place, serve_file, world
 from .schedules import MPI_NAMES, load_schedule, save_schedule, schedule_from_dict, schedule_to_dict, validate
 
 __all__ = [
     # running
     "run", "run_collective", "calibrate", "available", "find_mpiexec", "check_mpi4py", "under_mpiexec",
-    "main_run", "RUN_DESCRIPTION",
+    "run_in_place", "world", "serve_file",
     # results
     "RunResult", "Calibration", "format_table", "parse_table", "TABLE_COLUMNS", "COMPACT_COLUMNS",
     "calibration_sizes", "CALIBRATION_SIZES",

@@ -3,6 +3,7 @@ with a timeout, and return a :class:`~collectives_lib.mpi.results.RunResult`."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Sequence
 
 import numpy as np
@@ -13,7 +14,8 @@ from ..schedule import Schedule
 from ..units import parse_size
 from .buffers import DTYPES, rounded_size
 from .calibration import Calibration, calibration_from, calibration_sizes
-from .launch import launch
+from .executor import serve
+from .launch import check_mpi4py, launch
 from .results import RunResult
 from .schedules import schedule_to_dict, validate
 
@@ -114,3 +116,39 @@ def run_collective(collective: str, num_ranks: int, algorithms="all", *, sizes=(
     options = {k: kwargs.pop(k) for k in ("root", "matrix", "chunks") if k in kwargs}
     return run(_switch_schedules(collective, num_ranks, algorithms, **options), sizes, **kwargs)
 
+
+
+def world() -> tuple[int, int]:
+    """(number of processes, this process's rank) under an mpiexec that is already running."""
+    check_mpi4py()
+    from mpi4py import MPI
+    return MPI.COMM_WORLD.Get_size(), MPI.COMM_WORLD.Get_rank()
+
+
+def run_in_place(schedules: Sequence[Schedule], sizes, *, iters: int = 20, warmup: int = 5,
+                 dtype: str = "float64", calibrate: bool = False) -> tuple[RunResult | None, bool]:
+    """Run ``schedules`` on the processes of an mpiexec that is already running: every
+    process calls this with the same arguments (``mpiexec -n 4 python -m collectives_lib run
+    ...``). Returns ``(result, ok)``: the result at rank 0 (None elsewhere), and at every
+    process whether every row is correct."""
+    from mpi4py import MPI
+    world_comm = MPI.COMM_WORLD
+    cases = prepare(schedules, sizes, dtype)
+    largest = max(max(c["sizes"]) for c in cases)
+    calib = list(calibration_sizes(largest)) if calibrate and world_comm.Get_size() >= 2 else None
+    payload = {"cases": cases, "iters": iters, "warmup": warmup, "dtype": dtype,
+               "seed": 0, "inject": {}, "calibrate": calib}
+    result = serve(payload, emit=False)
+    ok = world_comm.bcast(None if result is None else all(r["correct"] for r in result["rows"]), root=0)
+    if result is None:
+        return None, bool(ok)
+    return finish(result, None, bool(calib), schedules), bool(ok)
+
+
+def serve_file(path) -> None:
+    """What a process started by :func:`~collectives_lib.mpi.launch.launch` does: read the
+    payload the launcher wrote to ``path`` and run it (rank 0 prints the results)."""
+    check_mpi4py()
+    with open(path, "rb") as f:
+        payload = pickle.load(f)
+    serve(payload, emit=True)
