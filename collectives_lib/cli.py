@@ -226,7 +226,12 @@ examples:
   {prog} --np 16 --hostfile hosts.txt -c all_reduce -a ring -b 8 -e 128M
   mpiexec -n 4 python -m collectives_lib run -c all_to_all -a direct --size 64K
 
-exit status: 0 all correct, 1 a wrong result or a failed run, 2 bad options or no MPI.
+limits: --timeout counts from the start of the command, building the schedules
+included; past it, or on SIGTERM, SIGHUP or Ctrl-C, every MPI process is stopped
+and the run's temporary files removed.
+
+exit status: 0 all correct, 1 a wrong result or a failed or timed-out run, 2 bad
+options or no MPI, 128 + the signal's number when stopped by a signal.
 """
 
 
@@ -258,8 +263,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibrate", action="store_true",
                    help="ping-pong, fit alpha and beta, and add the simulator's prediction")
     p.add_argument("--hostfile", help="host file passed to mpiexec (-f) to run on a cluster")
-    p.add_argument("--timeout", type=float, default=300.0,
-                   help="seconds before the whole run is killed (default 300)")
+    p.add_argument("--timeout", default="300",
+                   help="seconds before the whole run is stopped, from the start (default 300)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--payload", help=argparse.SUPPRESS)       # set by the launcher
     p.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)   # testing
@@ -321,21 +326,14 @@ def _run(args, out, err) -> int:
             return 0
         if mpi.under_mpiexec():
             return _run_in_place(args, out)
-        if args.np is not None and args.np < 1:
-            raise CollectivesError(f"--np must be >= 1, got {args.np}")
-        if args.topology:
-            num_ranks = parse_topology(args.topology, 1e9).num_ranks
-            if args.np is not None and args.np != num_ranks:
-                raise CollectivesError(f"--topology {args.topology} has {num_ranks} ranks but "
-                                       f"--np is {args.np}")
-        else:
-            num_ranks = args.np if args.np is not None else 2
-        schedules = _run_schedules(args, num_ranks)
-        inject = {k: v for k, v in (("fail_rank", args.fail_rank), ("stall_rank", args.stall_rank))
-                  if v is not None}
-        result = mpi.run(schedules, _run_sizes(args), iters=args.iters, warmup=args.warmup,
-                         dtype=args.dtype, calibrate=args.calibrate, timeout=args.timeout,
-                         hostfile=args.hostfile, _inject=inject)
+        timeout = mpi.check_timeout(args.timeout, "--timeout")
+        with mpi.guarded(timeout, signals="raise") as guard:
+            guard.phase = "building the schedules"
+            result = _run_launch(args, timeout)
+    except mpi.Stopped as stop:
+        err.write(f"collectives run: stopped by {stop.name}; every MPI process was stopped and "
+                  f"the run's files removed\n")
+        return 128 + stop.signum
     except mpi.MPIRunError as exc:
         err.write(f"collectives run: error: {exc}\n")
         return 1
@@ -347,6 +345,26 @@ def _run(args, out, err) -> int:
         return 130
     _run_emit(result, args.json, out)
     return 0 if result.ok else 1
+
+
+def _run_launch(args, timeout: float):
+    """The launcher's part of ``collectives run``: the schedules, then the run."""
+    from . import mpi
+    if args.np is not None and args.np < 1:
+        raise CollectivesError(f"--np must be >= 1, got {args.np}")
+    if args.topology:
+        num_ranks = parse_topology(args.topology, 1e9).num_ranks
+        if args.np is not None and args.np != num_ranks:
+            raise CollectivesError(f"--topology {args.topology} has {num_ranks} ranks but "
+                                   f"--np is {args.np}")
+    else:
+        num_ranks = args.np if args.np is not None else 2
+    schedules = _run_schedules(args, num_ranks)
+    sizes = _run_sizes(args)
+    inject = {k: v for k, v in (("fail_rank", args.fail_rank), ("stall_rank", args.stall_rank))
+              if v is not None}
+    return mpi.run(schedules, sizes, iters=args.iters, warmup=args.warmup, dtype=args.dtype,
+                   calibrate=args.calibrate, timeout=timeout, hostfile=args.hostfile, _inject=inject)
 
 
 def _run_emit(result, as_json: bool, out) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import time
@@ -396,7 +397,7 @@ def test_kill_tree_reaches_processes_in_other_sessions(monkeypatch):
     while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(_processes_with(marker)) == 3
-    mpi.launch.kill_tree(proc, grace=0.2)
+    mpi.processes.kill_tree(proc, grace=0.2)
     deadline = time.monotonic() + 5
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -436,3 +437,26 @@ def test_run_parse_errors_are_one_line(capsys):
     assert capsys.readouterr().err == "collectives run: error: argument --np/-n: invalid int value: 'abc'\n"
     assert cli.run_main(["--dtype", "int8"], prog="python -m collectives_lib.mpi") == 2
     assert capsys.readouterr().err.startswith("collectives run: error: argument --dtype: invalid choice: 'int8'")
+
+
+TIMEOUT_RULE = "must be a number of seconds > 0 and at most 1000000 (about 11 days), got "
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "1e7", "soon"])
+def test_bad_timeouts_are_one_line_and_status_2(value, capsys):
+    assert cli.main(["run", "--timeout", value]) == 2
+    assert capsys.readouterr().err == f"collectives run: error: --timeout {TIMEOUT_RULE}{value}\n"
+
+
+def test_bad_timeouts_from_the_shell_give_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "collectives_lib", "run", "--timeout", "inf"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"collectives run: error: --timeout {TIMEOUT_RULE}inf\n"
+
+
+def test_the_python_api_refuses_bad_timeouts():
+    ring = cl.build("all_gather", 2, "ring")
+    for value in (float("inf"), float("nan"), -1, 0, True):
+        with pytest.raises(cl.CollectivesError, match=f"^{re.escape(f'timeout {TIMEOUT_RULE}{value!r}')}$"):
+            mpi.run(ring, ["1K"], timeout=value)

@@ -31,7 +31,9 @@ The modules, by concern:
 ``schedules``      schedules as plain arrays, :func:`save_schedule`/:func:`load_schedule`, :func:`validate`
 ``buffers``        :class:`Layout`, inputs, held and expected buffers, the comparison
 ``executor``       what runs inside the MPI processes (mpi4py is imported there)
-``launch``         finding and starting ``mpiexec``, timeouts, stopping the process tree
+``launch``         finding and starting ``mpiexec``, and its temporary files
+``guard``          the run's deadline and its stop signals (SIGTERM, SIGHUP, SIGINT)
+``processes``      the process table, and stopping a run's whole process tree
 ``calibration``    :class:`Calibration`, :func:`calibrate`, :func:`calibration_sizes`
 ``results``        :class:`RunResult`, :func:`format_table`, :func:`parse_table`
 ``runner``         :func:`run`, :func:`run_collective`, :func:`run_in_place` (under an mpiexec)
@@ -46,8 +48,9 @@ from __future__ import annotations
 
 from .buffers import DTYPES, Layout, expected_buffer, held_slots, initial_buffer, input_values, rounded_size
 from .calibration import CALIBRATION_SIZES, Calibration, calibrate, calibration_sizes
-from .launch import (INSTALL_HINT, MPIRunError, MPIUnavailable, available, check_mpi4py, find_mpiexec,
-                     under_mpiexec)
+from .errors import MPIRunError, MPIUnavailable
+from .guard import MAX_TIMEOUT, DeadlineExceeded, RunGuard, Stopped, check_timeout, guarded
+from .launch import INSTALL_HINT, available, check_mpi4py, find_mpiexec, under_mpiexec
 from .results import COMPACT_COLUMNS, TABLE_COLUMNS, RunResult, format_table, parse_table
 from .runner import run, run_collective, run_in_place, serve_file, world
 from .schedules import MPI_NAMES, load_schedule, save_schedule, schedule_from_dict, schedule_to_dict, validate
@@ -62,6 +65,8 @@ __all__ = [
     # schedules and buffers
     "save_schedule", "load_schedule", "validate", "schedule_to_dict", "schedule_from_dict", "MPI_NAMES",
     "Layout", "DTYPES", "input_values", "held_slots", "initial_buffer", "expected_buffer", "rounded_size",
+    # limits: time and signals
+    "guarded", "RunGuard", "Stopped", "DeadlineExceeded", "check_timeout", "MAX_TIMEOUT",
     # errors
     "MPIUnavailable", "MPIRunError", "INSTALL_HINT",
 ]

@@ -26,12 +26,23 @@ rank's (``MPI_Wtime`` after the barrier to the end of its last step); the table
 shows the median over runs. Per-step times (the slowest rank's, per step) are
 kept too. MPI's collective (:class:`MPICollective`) is timed the same way on
 the same input, and both results are compared with the collective's definition.
+
+Leaving nothing behind. Once every process is up (:func:`settle`), each one
+removes the name of MPICH's shared-memory segment in ``/dev/shm`` (the mapping
+stays valid, and the memory goes when the last process unmaps it, however it
+ends), and rank 0 removes the payload file the launcher wrote. A process that
+its own launcher started also watches it (:func:`watch_launcher`): if the
+launcher is gone (killed with SIGKILL, which nothing can catch), the process
+ends itself, and with it the run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -42,6 +53,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..schedule import REDUCE, Schedule, expand_box
 from .buffers import Layout, compare, expected_buffer, initial_buffer
+from .processes import read_proc, remove_segments, shm_segments
 from .schedules import MPI_NAMES, schedule_from_dict
 
 #: Marks the line of rank 0's stdout that carries the results (JSON) to the launcher.
@@ -519,11 +531,55 @@ def _mpi4py_version() -> str:
         return "?"
 
 
+#: Seconds between two looks at the launcher (:func:`watch_launcher`).
+WATCH_INTERVAL = 1.0
+
+
+def watch_launcher(host: str, pid: int, start: str, interval: float = WATCH_INTERVAL) -> bool:
+    """End this process (``os._exit``) as soon as the launcher, process ``pid`` started at
+    ``start`` on ``host``, is gone. Only on the launcher's host (elsewhere its pid
+    means nothing); returns whether it watches."""
+    if host != socket.gethostname():
+        return False
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            entry = read_proc(pid)
+            if entry is None or entry.start != start:
+                sys.stderr.write(f"{ERROR_MARK} the launcher (process {pid}) is gone; ending\n")
+                sys.stderr.flush()
+                os._exit(1)
+
+    threading.Thread(target=watch, name="collectives-watch-launcher", daemon=True).start()
+    return True
+
+
+def settle(world, payload: dict) -> None:
+    """Once every process has started MPI: remove the names only a start-up needed (MPICH's
+    shared-memory segment, the payload file), so that no way of ending leaves them."""
+    launcher = payload.get("launcher")
+    if launcher:
+        watch_launcher(*launcher)
+    world.Barrier()  # every process is past MPI_Init: each has mapped the segment, read the payload
+    remove_segments(shm_segments(os.getpid()))
+    if world.Get_rank() == 0:
+        for path in payload.get("remove", ()):  # the file, then its directory
+            try:
+                if os.path.isdir(path):
+                    os.rmdir(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
 def serve(payload: dict, *, emit: bool) -> dict | None:
     """Run the worker under mpiexec; on any error print it (marked) and abort all ranks."""
     from mpi4py import MPI
     me = MPI.COMM_WORLD.Get_rank()
     try:
+        settle(MPI.COMM_WORLD, payload)
         result = _worker(payload)
     except BaseException as exc:  # noqa: BLE001 - any failure must take the whole run down
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

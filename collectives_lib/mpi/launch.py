@@ -1,5 +1,13 @@
-"""Launching mpiexec: finding it, starting the ranks, waiting with a timeout, and
-stopping the whole process tree.
+"""Launching mpiexec: finding it, starting the ranks with their payload, waiting for
+them within the run's deadline, and stopping the whole tree on every way out.
+
+A launch owns a private temporary directory (the payload the ranks read; rank 0
+removes it as soon as every rank has read it, and the launcher removes it again
+at the end) and the process tree below mpiexec (stopped by
+:func:`~collectives_lib.mpi.processes.kill_tree` unless it ended by itself). The
+run's deadline and stop signals are :mod:`collectives_lib.mpi.guard`'s: a
+timeout, SIGTERM, SIGHUP or Ctrl-C all leave :func:`launch` through the same
+cleanup.
 
 Oversubscription. On a laptop or a 2-core build machine, N processes may
 share fewer cores. MPICH's shared-memory transport busy-polls while it waits,
@@ -25,32 +33,29 @@ interpreter.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import pickle
 import shutil
-import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 from ..errors import CollectivesError
+from .errors import MPIRunError, MPIUnavailable
 from .executor import ERROR_MARK, RESULT_MARK
+from .guard import DeadlineExceeded, RunGuard, guarded
+from .processes import RUN_TOKEN, kill_tree, read_proc
 
 #: What to install when mpi4py or mpiexec is missing.
 INSTALL_HINT = "pip install mpi4py mpich"
 
 _LAUNCH_ENV = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMI_PORT", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
                "OMPI_COMM_WORLD_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS")
-
-
-class MPIUnavailable(CollectivesError):
-    """mpi4py or mpiexec is missing: the message says what to install."""
-
-
-class MPIRunError(CollectivesError):
-    """The MPI run failed, hung past its timeout, or a rank raised an error."""
 
 
 def under_mpiexec() -> bool:
@@ -101,77 +106,6 @@ def available() -> str | None:
     return None
 
 
-def process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, start time) for every process (Linux /proc; empty elsewhere)."""
-    table = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[19])  # ppid, starttime
-    return table
-
-
-def descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every process below ``pid``."""
-    table = process_table()
-    children: dict[int, list[int]] = {}
-    for p, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(p)
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append((c, table[c][1]))
-            todo.append(c)
-    return out
-
-
-def kill_tree(proc: subprocess.Popen, grace: float = 3.0) -> None:
-    """Stop mpiexec, its proxies and every rank.
-
-    mpiexec runs in its own process group (``start_new_session``), but Hydra
-    puts each proxy and each rank in a session of its own, so killing the group
-    alone would orphan the ranks if mpiexec could not clean up. So: note every
-    descendant, SIGTERM the group (Hydra forwards it and cleans up), wait
-    ``grace`` seconds, then
-    SIGKILL whatever is left of the noted processes (checking each one's start
-    time, so that a recycled process id is never hit).
-    """
-    tree = descendants(proc.pid)
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    now = process_table()
-    for pid, started in tree:
-        if pid in now and now[pid][1] == started:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
-
-
 def first_error(stderr: str) -> str:
     """The failing rank's error from the workers' stderr, with its traceback."""
     lines = stderr.splitlines()
@@ -187,56 +121,111 @@ def first_error(stderr: str) -> str:
     return ""
 
 
-def launch(payload: dict, np_: int, *, timeout: float, hostfile=None, mpiexec_args=(),
-            env=None) -> dict:
-    """Start ``mpiexec -n np_ python -m collectives_lib.mpi --payload FILE`` and return
-    rank 0's results; raise :class:`MPIRunError` on failure or timeout."""
-    check_mpi4py()
-    mpiexec = find_mpiexec()
-    if not (timeout and timeout > 0):
-        raise CollectivesError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if hostfile is not None and not Path(hostfile).is_file():
-        raise CollectivesError(f"host file {str(hostfile)!r} does not exist")
-    # On a cluster the payload must be readable by rank 0, which Hydra starts on the
-    # first host of the host file: put it in the working directory (usually shared).
-    where = os.getcwd() if hostfile else None
-    fd, path = tempfile.mkstemp(prefix=".collectives-mpi-", suffix=".pkl", dir=where)
+class _Launched:
+    """What one launch owns, and how to let go of it on every way out."""
+
+    def __init__(self, workdir: str, token: str):
+        self.workdir = workdir
+        self.token = token
+        self.proc: subprocess.Popen | None = None
+
+    def stop(self) -> None:
+        """Stop the process tree (if it is still there) and collect what it wrote."""
+        proc = self.proc
+        if proc is None:
+            return
+        kill_tree(proc, token=self.token)
+        if proc.stdout is not None and not proc.stdout.closed:
+            try:
+                proc.communicate(timeout=5)
+            except BaseException:  # noqa: BLE001 - the pipes may be half read; close them
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
+
+    def remove_files(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def at_exit(self) -> None:
+        """The interpreter is exiting while the launch is under way (a daemon thread)."""
+        self.stop()
+        self.remove_files()
+
+
+def launch(payload: dict, processes: int, *, timeout: float, hostfile=None, mpiexec_args=(),
+           env=None) -> dict:
+    """Start ``mpiexec -n processes python -m collectives_lib.mpi --payload FILE`` and
+    return rank 0's results; raise :class:`MPIRunError` on failure or timeout.
+
+    ``timeout`` (s) counts from the start of the run: from here, or from the
+    guard of a run already under way in this thread (:func:`~collectives_lib.mpi.run`,
+    the command line), whichever ends first.
+    """
+    with guarded(timeout) as guard:
+        guard.phase = "starting mpiexec"
+        check_mpi4py()
+        mpiexec = find_mpiexec()
+        if hostfile is not None and not Path(hostfile).is_file():
+            raise CollectivesError(f"host file {str(hostfile)!r} does not exist")
+        # On a cluster the payload must be readable by rank 0, which Hydra starts on the
+        # first host of the host file: put it in the working directory (usually shared).
+        where = os.getcwd() if hostfile else None
+        with guard.hold():
+            launched = _Launched(tempfile.mkdtemp(prefix=".collectives-mpi-", dir=where), uuid.uuid4().hex)
+            atexit.register(launched.at_exit)
+        try:
+            return _run(launched, payload, processes, guard, mpiexec, hostfile, mpiexec_args, env)
+        finally:
+            with guard.hold():
+                launched.remove_files()
+                atexit.unregister(launched.at_exit)
+
+
+def _run(launched: _Launched, payload: dict, processes: int, guard: RunGuard, mpiexec: str, hostfile,
+         mpiexec_args, env) -> dict:
+    path = os.path.join(launched.workdir, "payload.pkl")
+    me = read_proc(os.getpid())
+    payload = dict(payload, remove=[path, launched.workdir],
+                   launcher=None if me is None else [socket.gethostname(), os.getpid(), me.start])
     child_env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_ENV}
     pkg_parent = str(Path(__file__).resolve().parents[2])
     child_env["PYTHONPATH"] = pkg_parent + (os.pathsep + child_env["PYTHONPATH"]
                                             if child_env.get("PYTHONPATH") else "")
     child_env.update(env or {})
+    child_env[RUN_TOKEN] = launched.token
     cmd = [mpiexec]
     if hostfile is not None:
         cmd += ["-f", str(hostfile)]
-    cmd += [*map(str, mpiexec_args), "-n", str(np_), sys.executable, "-m", "collectives_lib.mpi",
+    cmd += [*map(str, mpiexec_args), "-n", str(processes), sys.executable, "-m", "collectives_lib.mpi",
             "--payload", path]
+    with open(path, "wb") as f:
+        pickle.dump(payload, f, protocol=pickle.HIGHEST_PROTOCOL)
+    guard.check()
     try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(payload, f, protocol=pickle.HIGHEST_PROTOCOL)
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=child_env,
-                                start_new_session=True)
+        with guard.hold():
+            launched.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True, env=child_env,
+                                             start_new_session=True)
+        guard.phase = "waiting for the MPI processes"
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = launched.proc.communicate(timeout=max(guard.remaining(), 1e-3))
         except subprocess.TimeoutExpired:
-            kill_tree(proc)
-            try:
-                proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a process we never saw
-                pass
-            raise MPIRunError(
-                f"the MPI run ({np_} processes) did not finish within {timeout:g} s and was "
-                f"stopped, every process killed; a schedule that deadlocks, a rank that "
-                f"waits forever, or too small a --timeout for this machine") from None
-        except BaseException:
-            kill_tree(proc)
-            raise
-    finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+            guard.expire()
+    except DeadlineExceeded:
+        with guard.hold():
+            launched.stop()
+        raise MPIRunError(
+            f"the MPI run ({processes} processes) did not finish within {guard.timeout:g} s and was "
+            f"stopped, every process killed; a schedule that deadlocks, a rank that "
+            f"waits forever, or too small a --timeout for this machine") from None
+    except BaseException:
+        with guard.hold():
+            launched.stop()
+        raise
+    proc = launched.proc
+    if proc.returncode != 0:  # it ended by itself, badly: make sure nothing of it is left
+        with guard.hold():
+            launched.stop()
     result = None
     for line in out.splitlines():
         if line.startswith(RESULT_MARK):
@@ -248,4 +237,3 @@ def launch(payload: dict, np_: int, *, timeout: float, hostfile=None, mpiexec_ar
         tail = "\n".join((err.strip() or out.strip()).splitlines()[-15:])
         raise MPIRunError(f"the MPI run failed (mpiexec exit code {proc.returncode}):\n{tail}")
     return result
-

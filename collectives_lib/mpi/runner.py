@@ -15,21 +15,33 @@ from ..units import parse_size
 from .buffers import DTYPES, rounded_size
 from .calibration import Calibration, calibration_from, calibration_sizes
 from .executor import serve
+from .guard import active, guarded
 from .launch import check_mpi4py, launch
 from .results import RunResult
 from .schedules import schedule_to_dict, validate
 
 
-def prepare(schedules: Sequence[Schedule], sizes, dtype: str) -> list[dict]:
-    if dtype not in DTYPES:
-        raise CollectivesError(f"dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
+def parse_sizes(sizes) -> list[int]:
+    """One size or several (bytes, or strings like ``"1MiB"``), as whole numbers of bytes."""
     sizes = [parse_size(s) for s in (sizes if np.iterable(sizes) and not isinstance(sizes, str) else [sizes])]
     if not sizes:
         raise CollectivesError("give at least one size")
-    cases = []
-    for index, s in enumerate(schedules):
+    return sizes
+
+
+def prepare(schedules: Sequence[Schedule], sizes, dtype: str) -> list[dict]:
+    """The cases of a payload: each schedule as plain arrays, with the sizes it runs at."""
+    if dtype not in DTYPES:
+        raise CollectivesError(f"dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
+    sizes = parse_sizes(sizes)
+    for s in schedules:
         if not isinstance(s, Schedule):
             raise CollectivesError(f"expected a Schedule, got {type(s).__name__}")
+    guard = active()
+    cases = []
+    for index, s in enumerate(schedules):
+        if guard is not None:
+            guard.check()  # outside the main thread, the only way the deadline is seen here
         validate(s)
         actual = sorted(set(rounded_size(s, n, dtype) for n in sizes))
         cases.append({"schedule": schedule_to_dict(s), "sizes": actual, "index": index,
@@ -38,7 +50,8 @@ def prepare(schedules: Sequence[Schedule], sizes, dtype: str) -> list[dict]:
 
 
 def finish(result: dict, calibration: Calibration | None, predict: bool,
-            schedules: Sequence[Schedule]) -> RunResult:
+           schedules: Sequence[Schedule]) -> RunResult:
+    """The :class:`RunResult` of what rank 0 reported, with predictions when calibrated."""
     cal = calibration or calibration_from(result.get("pingpong"), result.get("library", ""))
     rows = result["rows"]
     if cal is not None and predict:
@@ -68,32 +81,43 @@ def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "flo
     between processes 0 and 1 (sizes from :func:`calibration_sizes`) and the
     simulator's prediction for every row
     (``predicted_s``, ``measured_over_predicted``); pass a
-    :class:`Calibration` to reuse one. ``timeout`` (s) bounds the whole run:
-    past it every process is killed and :class:`MPIRunError` raised.
+    :class:`Calibration` to reuse one.
+
+    ``timeout`` (s) bounds the whole run, from this call on: past it every
+    process is killed, the run's files removed, and :class:`MPIRunError` raised.
+    SIGTERM, SIGHUP or Ctrl-C during the run do the same, then reach the handler
+    that was there before (:mod:`collectives_lib.mpi.guard`: in the main thread
+    only).
     """
-    if isinstance(schedules, Schedule):
-        schedules = [schedules]
-    schedules = list(schedules)
-    if not schedules:
-        raise CollectivesError("give at least one schedule to run")
-    for name, v, lo in (("iters", iters, 1), ("warmup", warmup, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise CollectivesError(f"{name} must be a whole number >= {lo}, got {v!r}")
-    cases = prepare(schedules, sizes, dtype)
-    need = max(s.num_participants for s in schedules)
-    if calibrate is True:
-        need = max(need, 2)
-    np_ = need if processes is None else int(processes)
-    if np_ < need:
-        raise CollectivesError(f"processes={processes} is too few: the schedules need {need}")
-    largest = max(max(c["sizes"]) for c in cases)
-    payload = {"cases": cases, "iters": int(iters), "warmup": int(warmup), "dtype": dtype,
-               "seed": int(seed), "inject": dict(_inject or {}),
-               "calibrate": list(calibration_sizes(largest)) if calibrate is True else None}
-    result = launch(payload, np_, timeout=timeout, hostfile=hostfile,
-                     mpiexec_args=mpiexec_args, env=env)
-    cal = calibrate if isinstance(calibrate, Calibration) else None
-    return finish(result, cal, bool(calibrate), schedules)
+    with guarded(timeout) as guard:
+        guard.phase = "preparing the schedules"
+        if isinstance(schedules, Schedule):
+            schedules = [schedules]
+        schedules = list(schedules)
+        if not schedules:
+            raise CollectivesError("give at least one schedule to run")
+        for name, v, lo in (("iters", iters, 1), ("warmup", warmup, 0)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+                raise CollectivesError(f"{name} must be a whole number >= {lo}, got {v!r}")
+        sizes = parse_sizes(sizes)
+        for s in schedules:
+            if not isinstance(s, Schedule):
+                raise CollectivesError(f"expected a Schedule, got {type(s).__name__}")
+        need = max(s.num_participants for s in schedules)
+        if calibrate is True:
+            need = max(need, 2)
+        np_ = need if processes is None else int(processes)
+        if np_ < need:
+            raise CollectivesError(f"processes={processes} is too few: the schedules need {need}")
+        cases = prepare(schedules, sizes, dtype)
+        largest = max(max(c["sizes"]) for c in cases)
+        payload = {"cases": cases, "iters": int(iters), "warmup": int(warmup), "dtype": dtype,
+                   "seed": int(seed), "inject": dict(_inject or {}),
+                   "calibrate": list(calibration_sizes(largest)) if calibrate is True else None}
+        result = launch(payload, np_, timeout=timeout, hostfile=hostfile,
+                        mpiexec_args=mpiexec_args, env=env)
+        cal = calibrate if isinstance(calibrate, Calibration) else None
+        return finish(result, cal, bool(calibrate), schedules)
 
 
 def _switch_schedules(collective: str, num_ranks: int, algorithms, **options) -> list[Schedule]:
