@@ -228,7 +228,9 @@ examples:
 
 limits: --timeout counts from the start of the command, building the schedules
 included; past it, or on SIGTERM, SIGHUP or Ctrl-C, every MPI process is stopped
-and the run's temporary files removed.
+and the run's temporary files removed. More processes than the cap (64, or the
+number of cores if more) need --oversubscribe; sizes whose buffers would not fit
+in the available memory are refused.
 
 exit status: 0 all correct, 1 a wrong result or a failed or timed-out run, 2 bad
 options or no MPI, 128 + the signal's number when stopped by a signal.
@@ -265,6 +267,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostfile", help="host file passed to mpiexec (-f) to run on a cluster")
     p.add_argument("--timeout", default="300",
                    help="seconds before the whole run is stopped, from the start (default 300)")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="start more processes than the cap (64, or the number of cores if more)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--payload", help=argparse.SUPPRESS)       # set by the launcher
     p.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)   # testing
@@ -329,7 +333,7 @@ def _run(args, out, err) -> int:
         timeout = mpi.check_timeout(args.timeout, "--timeout")
         with mpi.guarded(timeout, signals="raise") as guard:
             guard.phase = "building the schedules"
-            result = _run_launch(args, timeout)
+            result = _run_launch(args, timeout, err)
     except mpi.Stopped as stop:
         err.write(f"collectives run: stopped by {stop.name}; every MPI process was stopped and "
                   f"the run's files removed\n")
@@ -347,8 +351,9 @@ def _run(args, out, err) -> int:
     return 0 if result.ok else 1
 
 
-def _run_launch(args, timeout: float):
-    """The launcher's part of ``collectives run``: the schedules, then the run."""
+def _run_launch(args, timeout: float, err):
+    """The launcher's part of ``collectives run``: options checked before anything is
+    built, the schedules, a warning when processes outnumber cores, the run."""
     from . import mpi
     if args.np is not None and args.np < 1:
         raise CollectivesError(f"--np must be >= 1, got {args.np}")
@@ -357,14 +362,30 @@ def _run_launch(args, timeout: float):
         if args.np is not None and args.np != num_ranks:
             raise CollectivesError(f"--topology {args.topology} has {num_ranks} ranks but "
                                    f"--np is {args.np}")
+        what = f"--topology {args.topology} ({num_ranks} ranks)"
     else:
         num_ranks = args.np if args.np is not None else 2
-    schedules = _run_schedules(args, num_ranks)
+        what = f"--np {num_ranks}"
+    local = args.hostfile is None
+    if local and not args.schedule:
+        mpi.check_processes(num_ranks, oversubscribe=args.oversubscribe, what=what, flag="--oversubscribe")
     sizes = _run_sizes(args)
+    size_text = f"--size {args.size}" if args.size is not None else f"-e {args.maxbytes}"
+    mpi.check_memory(max(sizes), num_ranks if local and not args.schedule else 1,
+                     what=f"{what} with {size_text}" if local and not args.schedule else size_text)
+    schedules = _run_schedules(args, num_ranks)
+    processes = max([s.num_participants for s in schedules] + [2 if args.calibrate else 1])
+    if local:
+        mpi.check_processes(processes, oversubscribe=args.oversubscribe, flag="--oversubscribe")
+        if processes > mpi.cores():
+            err.write(f"collectives run: warning: {processes} processes on {mpi.cores()} cores: the "
+                      f"times include waiting for the scheduler, not only for messages\n")
+            err.flush()
     inject = {k: v for k, v in (("fail_rank", args.fail_rank), ("stall_rank", args.stall_rank))
               if v is not None}
     return mpi.run(schedules, sizes, iters=args.iters, warmup=args.warmup, dtype=args.dtype,
-                   calibrate=args.calibrate, timeout=timeout, hostfile=args.hostfile, _inject=inject)
+                   calibrate=args.calibrate, timeout=timeout, hostfile=args.hostfile,
+                   oversubscribe=args.oversubscribe, _inject=inject)
 
 
 def _run_emit(result, as_json: bool, out) -> None:

@@ -326,9 +326,21 @@ def test_runs_in_place_under_mpiexec():
     assert [(r["algorithm"], r["N"], r["correct"]) for r in rows] == [("ring", 3, True), ("direct", 3, True)]
 
 
+def without_core_warning(err: str, processes: int) -> str:
+    """``err`` without the warning the command gives when processes outnumber cores,
+    which must be there exactly then."""
+    warning = (f"collectives run: warning: {processes} processes on {mpi.cores()} cores: the times "
+               f"include waiting for the scheduler, not only for messages\n")
+    if processes > mpi.cores():
+        assert err.startswith(warning), err
+        return err[len(warning):]
+    assert "warning" not in err, err
+    return err
+
+
 def test_a_failing_rank_fails_the_run_with_its_error(capsys):
     code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--fail-rank", "2"])
-    err = capsys.readouterr().err
+    err = without_core_warning(capsys.readouterr().err, 3)
     assert code == 1
     assert err.startswith("collectives run: error: the MPI run failed: rank 2: RuntimeError: "
                           "deliberate failure injected at rank 2 (testing)")
@@ -375,7 +387,7 @@ def test_timeout_kills_a_hanging_run_without_orphans(monkeypatch, capsys):
     code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--stall-rank", "1",
                          "--timeout", "2"])
     elapsed = time.monotonic() - start
-    err = capsys.readouterr().err
+    err = without_core_warning(capsys.readouterr().err, 3)
     assert code == 1
     assert err.startswith("collectives run: error: the MPI run (3 processes) did not finish "
                           "within 2 s and was stopped, every process killed")
@@ -460,3 +472,56 @@ def test_the_python_api_refuses_bad_timeouts():
     for value in (float("inf"), float("nan"), -1, 0, True):
         with pytest.raises(cl.CollectivesError, match=f"^{re.escape(f'timeout {TIMEOUT_RULE}{value!r}')}$"):
             mpi.run(ring, ["1K"], timeout=value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--size", "1e30"], "--np 2 with --size 1e30 would need about 2e19 TB of memory (2 processes x 1e19 TB: "
+                         "10 bytes per byte of the largest array, 1e18 TB); "),
+    (["-b", "1K", "-e", "1e30"], "--np 2 with -e 1e30 would need about "),
+    (["-b", "1e30", "-e", "1e30"], "--np 2 with -e 1e30 would need about 2e19 TB of memory"),
+    (["--np", "100000"], f"--np 100000: at most {mpi.process_cap()} processes start without --oversubscribe "
+                         f"(this machine has {mpi.cores()} cores, and past them the times measure the scheduler)"),
+    (["--topology", "torus:16x16"], f"--topology torus:16x16 (256 ranks): at most {mpi.process_cap()} processes "
+                                    f"start without --oversubscribe"),
+    (["--np", "5000", "--oversubscribe"], "--np 5000 with -e 1M would need about "),
+], ids=["size-1e30", "maxbytes-1e30", "both-1e30", "np-100000", "topology-256", "np-5000-oversubscribed"])
+def test_too_large_runs_are_one_line_and_status_2(argv, message, capsys):
+    start = time.monotonic()
+    assert cli.main(["run", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"collectives run: error: {message}"), err
+    if "would need about" in message:
+        assert " is available here, so " in err
+    assert time.monotonic() - start < 20       # refused before anything large is built
+
+
+def test_too_large_runs_from_the_shell_give_no_traceback():
+    for argv in (["--size", "1e30"], ["--np", "100000"]):
+        proc = subprocess.run([sys.executable, "-m", "collectives_lib", "run", *argv],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("collectives run: error: ")
+        assert "Traceback" not in proc.stderr
+
+
+def test_the_python_api_refuses_too_large_runs():
+    ring = cl.build("all_gather", 2, "ring")
+    with pytest.raises(cl.CollectivesError, match=r"^the run would need about .* is available here"):
+        mpi.run(ring, [10**30])
+    big = cl.build("all_gather", 100, "ring")
+    with pytest.raises(cl.CollectivesError, match=r"^100 processes: at most \d+ processes start without "
+                                                  r"oversubscribe=True"):
+        mpi.run(big, ["1K"])
+    with pytest.raises(cl.CollectivesError, match=r"^the ping-pong would need about"):
+        mpi.calibrate(sizes=[10**30])
+
+
+def test_more_processes_than_cores_is_one_warning(capsys):
+    n = mpi.cores() + 1
+    code = cli.main(["run", "--np", str(n), "-c", "all_gather", "--size", "1K", "--iters", "1",
+                     "--warmup", "0", "--oversubscribe"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.err == (f"collectives run: warning: {n} processes on {mpi.cores()} cores: the times "
+                            f"include waiting for the scheduler, not only for messages\n")
+    assert mpi.parse_table(captured.out)[0]["N"] == n

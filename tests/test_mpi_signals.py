@@ -179,8 +179,12 @@ def assert_nothing_left(run: Launcher, *, started: bool = True) -> None:
     assert [s for s in run.segments if os.path.exists(s)] == []
 
 
-def stderr_lines(run: Launcher) -> list[str]:
-    return run.stderr().splitlines()
+def stderr_lines(run: Launcher, processes: int = 2) -> list[str]:
+    """The launcher's stderr, less the warning it gives when processes outnumber cores."""
+    lines = run.stderr().splitlines()
+    if processes > mpi.cores() and lines and lines[0].startswith("collectives run: warning: "):
+        return lines[1:]
+    return lines
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],

@@ -31,7 +31,7 @@ The modules, by concern:
 ``schedules``      schedules as plain arrays, :func:`save_schedule`/:func:`load_schedule`, :func:`validate`
 ``buffers``        :class:`Layout`, inputs, held and expected buffers, the comparison
 ``executor``       what runs inside the MPI processes (mpi4py is imported there)
-``launch``         finding and starting ``mpiexec``, and its temporary files
+``launch``         finding and starting ``mpiexec``, its temporary files, processes versus cores
 ``guard``          the run's deadline and its stop signals (SIGTERM, SIGHUP, SIGINT)
 ``processes``      the process table, and stopping a run's whole process tree
 ``calibration``    :class:`Calibration`, :func:`calibrate`, :func:`calibration_sizes`
@@ -46,11 +46,13 @@ Introduced in the chapter *Measure it yourself*.
 
 from __future__ import annotations
 
-from .buffers import DTYPES, Layout, expected_buffer, held_slots, initial_buffer, input_values, rounded_size
+from .buffers import (DTYPES, Layout, available_memory, check_memory, expected_buffer, held_slots, initial_buffer,
+                      input_values, rounded_size, transfers)
 from .calibration import CALIBRATION_SIZES, Calibration, calibrate, calibration_sizes
 from .errors import MPIRunError, MPIUnavailable
 from .guard import MAX_TIMEOUT, DeadlineExceeded, RunGuard, Stopped, check_timeout, guarded
-from .launch import INSTALL_HINT, available, check_mpi4py, find_mpiexec, under_mpiexec
+from .launch import (INSTALL_HINT, MAX_PROCESSES, available, check_mpi4py, check_processes, cores,
+                     find_mpiexec, process_cap, under_mpiexec)
 from .results import COMPACT_COLUMNS, TABLE_COLUMNS, RunResult, format_table, parse_table
 from .runner import run, run_collective, run_in_place, serve_file, world
 from .schedules import MPI_NAMES, load_schedule, save_schedule, schedule_from_dict, schedule_to_dict, validate
@@ -65,8 +67,10 @@ __all__ = [
     # schedules and buffers
     "save_schedule", "load_schedule", "validate", "schedule_to_dict", "schedule_from_dict", "MPI_NAMES",
     "Layout", "DTYPES", "input_values", "held_slots", "initial_buffer", "expected_buffer", "rounded_size",
-    # limits: time and signals
+    # limits: time, signals, processes, memory
     "guarded", "RunGuard", "Stopped", "DeadlineExceeded", "check_timeout", "MAX_TIMEOUT",
+    "check_processes", "process_cap", "cores", "MAX_PROCESSES", "check_memory", "available_memory",
+    "transfers",
     # errors
     "MPIUnavailable", "MPIRunError", "INSTALL_HINT",
 ]

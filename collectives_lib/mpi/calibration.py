@@ -16,6 +16,7 @@ import numpy as np
 from ..analysis import fit_alpha_beta
 from ..schedule import Schedule
 from ..units import format_rate, format_time, parse_size
+from .buffers import check_memory
 from .launch import launch
 
 #: Ping-pong sizes for :func:`calibrate` (bytes): 8 B to 2 MiB, factor 4.
@@ -103,6 +104,7 @@ def calibrate(*, sizes: Sequence[int] = CALIBRATION_SIZES, timeout: float = 120.
     """Ping-pong between two MPI processes over ``sizes`` and fit alpha and beta
     (:func:`fit_alpha_beta`)."""
     sizes = [parse_size(s) for s in sizes]
+    check_memory(max(sizes), 2, per_byte=2, what="the ping-pong")
     payload = {"cases": [], "iters": 1, "warmup": 0, "dtype": "float64", "seed": 0,
                "inject": {}, "calibrate": sizes}
     result = launch(payload, 2, timeout=timeout, hostfile=hostfile,

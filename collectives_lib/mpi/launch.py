@@ -7,7 +7,8 @@ at the end) and the process tree below mpiexec (stopped by
 :func:`~collectives_lib.mpi.processes.kill_tree` unless it ended by itself). The
 run's deadline and stop signals are :mod:`collectives_lib.mpi.guard`'s: a
 timeout, SIGTERM, SIGHUP or Ctrl-C all leave :func:`launch` through the same
-cleanup.
+cleanup. Ranks versus cores: :func:`check_processes` refuses more than
+:func:`process_cap` processes unless asked to oversubscribe.
 
 Oversubscription. On a laptop or a 2-core build machine, N processes may
 share fewer cores. MPICH's shared-memory transport busy-polls while it waits,
@@ -104,6 +105,35 @@ def available() -> str | None:
     except MPIUnavailable as exc:
         return str(exc)
     return None
+
+
+#: Processes a run may start without asking to oversubscribe: this many, or the
+#: number of cores if that is more.
+MAX_PROCESSES = 64
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity), as the ranks will."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def process_cap() -> int:
+    """The most processes a run starts here without ``oversubscribe``."""
+    return max(MAX_PROCESSES, cores())
+
+
+def check_processes(processes: int, *, oversubscribe: bool, what: str | None = None,
+                    flag: str = "oversubscribe=True") -> None:
+    """Refuse more than :func:`process_cap` processes unless ``oversubscribe``: past the
+    cores, the times measure the scheduler; far past them, the machine."""
+    cap = process_cap()
+    if processes > cap and not oversubscribe:
+        raise CollectivesError(
+            f"{what or f'{processes} processes'}: at most {cap} processes start without {flag} "
+            f"(this machine has {cores()} cores, and past them the times measure the scheduler)")
 
 
 def first_error(stderr: str) -> str:

@@ -12,11 +12,11 @@ from ..collective import collective as as_collective
 from ..errors import CollectivesError
 from ..schedule import Schedule
 from ..units import parse_size
-from .buffers import DTYPES, rounded_size
+from .buffers import DTYPES, check_memory, rounded_size, transfers
 from .calibration import Calibration, calibration_from, calibration_sizes
 from .executor import serve
 from .guard import active, guarded
-from .launch import check_mpi4py, launch
+from .launch import check_mpi4py, check_processes, launch
 from .results import RunResult
 from .schedules import schedule_to_dict, validate
 
@@ -70,7 +70,8 @@ def finish(result: dict, calibration: Calibration | None, predict: bool,
 def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "float64",
         calibrate: bool | Calibration = False, processes: int | None = None,
         timeout: float = 300.0, hostfile=None, mpiexec_args: Sequence[str] = (),
-        env: dict | None = None, seed: int = 0, _inject: dict | None = None) -> RunResult:
+        env: dict | None = None, seed: int = 0, oversubscribe: bool = False,
+        _inject: dict | None = None) -> RunResult:
     """Run ``schedules`` (one or a list) over MPI at every size in ``sizes`` (bytes or
     strings like ``"1MiB"``); check and time each, and time MPI's own collective.
 
@@ -87,7 +88,9 @@ def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "flo
     process is killed, the run's files removed, and :class:`MPIRunError` raised.
     SIGTERM, SIGHUP or Ctrl-C during the run do the same, then reach the handler
     that was there before (:mod:`collectives_lib.mpi.guard`: in the main thread
-    only).
+    only). More than :func:`~collectives_lib.mpi.launch.process_cap` processes on
+    this machine need ``oversubscribe=True``, and a run that would need more
+    memory than is available is refused.
     """
     with guarded(timeout) as guard:
         guard.phase = "preparing the schedules"
@@ -109,6 +112,10 @@ def run(schedules, sizes, *, iters: int = 20, warmup: int = 5, dtype: str = "flo
         np_ = need if processes is None else int(processes)
         if np_ < need:
             raise CollectivesError(f"processes={processes} is too few: the schedules need {need}")
+        if hostfile is None:
+            check_processes(np_, oversubscribe=oversubscribe)
+        largest = max(sizes)
+        check_memory(largest, 1 if hostfile is not None else np_, num_transfers=transfers(schedules))
         cases = prepare(schedules, sizes, dtype)
         largest = max(max(c["sizes"]) for c in cases)
         payload = {"cases": cases, "iters": int(iters), "warmup": int(warmup), "dtype": dtype,
@@ -157,6 +164,8 @@ def run_in_place(schedules: Sequence[Schedule], sizes, *, iters: int = 20, warmu
     process whether every row is correct."""
     from mpi4py import MPI
     world_comm = MPI.COMM_WORLD
+    sizes = parse_sizes(sizes)
+    check_memory(max(sizes), 1, num_transfers=transfers(schedules))
     cases = prepare(schedules, sizes, dtype)
     largest = max(max(c["sizes"]) for c in cases)
     calib = list(calibration_sizes(largest)) if calibrate and world_comm.Get_size() >= 2 else None
