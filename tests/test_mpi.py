@@ -26,6 +26,7 @@ import pytest
 
 import collectives_lib as cl
 from collectives_lib import cli, mpi
+from collectives_lib.mpi.processes import process_table, read_proc
 from collectives_lib.replay import expected_output, initial_state
 from collectives_lib.schedule import Step, Traffic
 
@@ -398,21 +399,69 @@ def test_timeout_kills_a_hanging_run_without_orphans(monkeypatch, capsys):
     assert _processes_with(marker) == []
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds orphans through /proc")
-def test_kill_tree_reaches_processes_in_other_sessions(monkeypatch):
-    """Like Hydra's ranks: children in sessions of their own, a parent that ignores SIGTERM."""
+@pytest.fixture
+def escaped_tree():
+    """Like Hydra's ranks: a parent that ignores SIGTERM, and two children that moved
+    into sessions of their own. Yields (parent, {pid: start time} of all three) once the
+    tree has its final shape; kills what is left of it afterwards, by pid."""
     marker = f"collectives-test-{uuid.uuid4().hex}"
-    env = {**os.environ, "COLLECTIVES_TEST_MARK": marker}
     proc = subprocess.Popen(["bash", "-c", "trap '' TERM; setsid sleep 300 & setsid sleep 300 & wait"],
-                            env=env, start_new_session=True)
-    deadline = time.monotonic() + 5
-    while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(_processes_with(marker)) == 3
+                            env={**os.environ, "COLLECTIVES_TEST_MARK": marker}, start_new_session=True)
+    members: dict[int, str] = {}
+    seen: dict[int, str] = {}      # every child ever seen, for the cleanup if this fails
+    try:
+        # Read the process table, not the environment: /proc/PID/environ is briefly empty
+        # while a process execs (bash -> setsid -> sleep), which made counting marked
+        # processes flaky under load. Wait until both children are `sleep` in a session
+        # of their own, however long a loaded machine takes.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            table = process_table()
+            children = {pid: entry.start for pid, entry in table.items() if entry.ppid == proc.pid}
+            seen.update(children)
+            settled = [pid for pid in children if _comm(pid) == "sleep" and _session(pid) == pid]
+            if len(settled) == 2 and proc.pid in table:
+                members = {proc.pid: table[proc.pid].start, **{pid: children[pid] for pid in settled}}
+                break
+            time.sleep(0.02)
+        assert members, "the tree did not reach its final shape"
+        yield proc, members, marker
+    finally:
+        for pid, start in {**seen, **members}.items():
+            if _alive(pid, start):
+                os.kill(pid, 9)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int, start: str) -> bool:
+    entry = read_proc(pid)
+    return entry is not None and entry.start == start and entry.state != "Z"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds orphans through /proc")
+def test_kill_tree_reaches_processes_in_other_sessions(escaped_tree):
+    proc, members, marker = escaped_tree
+    assert len(members) == 3 and all(_alive(pid, start) for pid, start in members.items())
     mpi.processes.kill_tree(proc, grace=0.2)
-    deadline = time.monotonic() + 5
-    while _processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert [pid for pid, start in members.items() if _alive(pid, start)] == []   # it waited for them
+    assert proc.returncode == -9                                                # SIGTERM was ignored
     assert _processes_with(marker) == []
 
 
