@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,7 +25,8 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import mpi
+from collectives_lib import cli, mpi
+from collectives_lib.mpi.processes import process_table, read_proc
 from collectives_lib.replay import expected_output, initial_state
 from collectives_lib.schedule import Step, Traffic
 
@@ -140,7 +142,7 @@ def test_ranges_merge_adjacent_slots_in_box_order():
 
 def test_tags_count_transfers_between_the_same_pair():
     src, dst = np.array([0, 1, 0, 0, 1]), np.array([1, 0, 1, 2, 0])
-    assert mpi._tags(src, dst, 3).tolist() == [0, 0, 1, 0, 1]
+    assert mpi.executor.message_tags(src, dst, 3).tolist() == [0, 0, 1, 0, 1]
 
 
 @pytest.mark.parametrize("name", ["ring_all_reduce_switch5", "direct_all_to_all_torus2x3_x",
@@ -223,7 +225,7 @@ def test_calibration_topology_predicts_the_fitted_line_for_one_message():
     cal = mpi.Calibration(2e-6, 1e-10, (8, 1024), (2e-6, 2.1e-6), "test")
     send = cl.build("send", cl.Switch(2, bandwidth=1e9), "direct", src=0, dst=1)
     assert cal.predict(send, [1e6])[0] == pytest.approx(2e-6 + 1e6 * 1e-10)
-    assert repr(cal.topology(4)) == "Switch(4, bandwidth=1e+10, latency=1e-06)"
+    assert repr(cal.topology(4)) == "Switch(4, bandwidth=1e+10, latency=1e-06, in_network=True)"
 
 
 # ---------------------------------------------------------------------------
@@ -271,7 +273,7 @@ def test_a_flipped_operation_is_reported_wrong(tmp_path, capsys):
     broken = flip_op(ring, step=ring.num_steps - 1)       # an all-gather copy becomes a reduce
     with pytest.raises(cl.ScheduleError):
         cl.check(broken)
-    code = mpi.main_run(["--schedule", str(mpi.save_schedule(broken, tmp_path / "broken.npz")),
+    code = cli.main(["run", "--schedule", str(mpi.save_schedule(broken, tmp_path / "broken.npz")),
                          "--size", "4K", "--iters", "2", "--warmup", "0"])
     out = capsys.readouterr().out
     assert code == 1
@@ -289,7 +291,7 @@ def test_calibration_gives_positive_alpha_and_beta():
 
 
 def test_run_table_parses_with_predictions(capsys):
-    code = mpi.main_run(["--np", "4", "-c", "all_reduce", "-a", "ring,recursive_doubling",
+    code = cli.main(["run", "--np", "4", "-c", "all_reduce", "-a", "ring,recursive_doubling",
                          "-b", "1K", "-e", "16K", "-f", "4", "--iters", "3", "--warmup", "1",
                          "--calibrate"])
     out = capsys.readouterr().out
@@ -325,9 +327,21 @@ def test_runs_in_place_under_mpiexec():
     assert [(r["algorithm"], r["N"], r["correct"]) for r in rows] == [("ring", 3, True), ("direct", 3, True)]
 
 
+def without_core_warning(err: str, processes: int) -> str:
+    """``err`` without the warning the command gives when processes outnumber cores,
+    which must be there exactly then."""
+    warning = (f"collectives run: warning: {processes} processes on {mpi.cores()} cores: the times "
+               f"include waiting for the scheduler, not only for messages\n")
+    if processes > mpi.cores():
+        assert err.startswith(warning), err
+        return err[len(warning):]
+    assert "warning" not in err, err
+    return err
+
+
 def test_a_failing_rank_fails_the_run_with_its_error(capsys):
-    code = mpi.main_run(["--np", "3", "-c", "all_reduce", "--size", "1K", "--fail-rank", "2"])
-    err = capsys.readouterr().err
+    code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--fail-rank", "2"])
+    err = without_core_warning(capsys.readouterr().err, 3)
     assert code == 1
     assert err.startswith("collectives run: error: the MPI run failed: rank 2: RuntimeError: "
                           "deliberate failure injected at rank 2 (testing)")
@@ -337,7 +351,7 @@ def test_missing_mpiexec_says_what_to_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("MPIEXEC", raising=False)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    assert mpi.main_run(["--np", "2", "--size", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "--size", "1K"]) == 2
     assert capsys.readouterr().err == (
         f"collectives run: error: mpiexec not found (not on PATH, not next to {tmp_path / 'python'}); "
         f"install MPI with `pip install mpi4py mpich`\n")
@@ -346,7 +360,7 @@ def test_missing_mpiexec_says_what_to_install(monkeypatch, tmp_path, capsys):
 
 def test_missing_mpi4py_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "mpi4py", None)
-    assert mpi.main_run(["--np", "2", "--size", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "--size", "1K"]) == 2
     assert capsys.readouterr().err == (
         f"collectives run: error: mpi4py is not installed for {sys.executable}; install it with "
         f"`pip install mpi4py mpich`\n")
@@ -371,10 +385,10 @@ def test_timeout_kills_a_hanging_run_without_orphans(monkeypatch, capsys):
     marker = f"collectives-test-{uuid.uuid4().hex}"
     monkeypatch.setenv("COLLECTIVES_TEST_MARK", marker)
     start = time.monotonic()
-    code = mpi.main_run(["--np", "3", "-c", "all_reduce", "--size", "1K", "--stall-rank", "1",
+    code = cli.main(["run", "--np", "3", "-c", "all_reduce", "--size", "1K", "--stall-rank", "1",
                          "--timeout", "2"])
     elapsed = time.monotonic() - start
-    err = capsys.readouterr().err
+    err = without_core_warning(capsys.readouterr().err, 3)
     assert code == 1
     assert err.startswith("collectives run: error: the MPI run (3 processes) did not finish "
                           "within 2 s and was stopped, every process killed")
@@ -385,30 +399,178 @@ def test_timeout_kills_a_hanging_run_without_orphans(monkeypatch, capsys):
     assert _processes_with(marker) == []
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds orphans through /proc")
-def test_kill_tree_reaches_processes_in_other_sessions(monkeypatch):
-    """Like Hydra's ranks: children in sessions of their own, a parent that ignores SIGTERM."""
+@pytest.fixture
+def escaped_tree():
+    """Like Hydra's ranks: a parent that ignores SIGTERM, and two children that moved
+    into sessions of their own. Yields (parent, {pid: start time} of all three) once the
+    tree has its final shape; kills what is left of it afterwards, by pid."""
     marker = f"collectives-test-{uuid.uuid4().hex}"
-    env = {**os.environ, "COLLECTIVES_TEST_MARK": marker}
     proc = subprocess.Popen(["bash", "-c", "trap '' TERM; setsid sleep 300 & setsid sleep 300 & wait"],
-                            env=env, start_new_session=True)
-    deadline = time.monotonic() + 5
-    while len(_processes_with(marker)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(_processes_with(marker)) == 3
-    mpi._kill_tree(proc, grace=0.2)
-    deadline = time.monotonic() + 5
-    while _processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
+                            env={**os.environ, "COLLECTIVES_TEST_MARK": marker}, start_new_session=True)
+    members: dict[int, str] = {}
+    seen: dict[int, str] = {}      # every child ever seen, for the cleanup if this fails
+    try:
+        # Read the process table, not the environment: /proc/PID/environ is briefly empty
+        # while a process execs (bash -> setsid -> sleep), which made counting marked
+        # processes flaky under load. Wait until both children are `sleep` in a session
+        # of their own, however long a loaded machine takes.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            table = process_table()
+            children = {pid: entry.start for pid, entry in table.items() if entry.ppid == proc.pid}
+            seen.update(children)
+            settled = [pid for pid in children if _comm(pid) == "sleep" and _session(pid) == pid]
+            if len(settled) == 2 and proc.pid in table:
+                members = {proc.pid: table[proc.pid].start, **{pid: children[pid] for pid in settled}}
+                break
+            time.sleep(0.02)
+        assert members, "the tree did not reach its final shape"
+        yield proc, members, marker
+    finally:
+        for pid, start in {**seen, **members}.items():
+            if _alive(pid, start):
+                os.kill(pid, 9)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int, start: str) -> bool:
+    entry = read_proc(pid)
+    return entry is not None and entry.start == start and entry.state != "Z"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds orphans through /proc")
+def test_kill_tree_reaches_processes_in_other_sessions(escaped_tree):
+    proc, members, marker = escaped_tree
+    assert len(members) == 3 and all(_alive(pid, start) for pid, start in members.items())
+    mpi.processes.kill_tree(proc, grace=0.2)
+    assert [pid for pid, start in members.items() if _alive(pid, start)] == []   # it waited for them
+    assert proc.returncode == -9                                                # SIGTERM was ignored
     assert _processes_with(marker) == []
 
 
 def test_bad_options_are_one_line_errors(capsys):
-    assert mpi.main_run(["--np", "3", "-c", "all_reduce", "-a", "recursive_doubling"]) == 2
+    assert cli.main(["run", "--np", "3", "-c", "all_reduce", "-a", "recursive_doubling"]) == 2
     assert capsys.readouterr().err == (
         "collectives run: error: recursive_doubling needs a power-of-two number of ranks, got N = 3 "
         "(applicable here: ring, bidirectional_ring, chain, tree, direct, sharp)\n")
-    assert mpi.main_run(["--np", "2", "-b", "1M", "-e", "1K"]) == 2
+    assert cli.main(["run", "--np", "2", "-b", "1M", "-e", "1K"]) == 2
     assert capsys.readouterr().err == "collectives run: error: -e 1K is smaller than -b 1M\n"
     with pytest.raises(cl.CollectivesError, match="dtype 'int8' is not supported"):
         mpi.run(cl.build("all_gather", 2, "ring"), [64], dtype="int8")
+
+
+def test_run_usage_names_the_program_as_it_was_started(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "--help"])                 # the console script `collectives`
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: collectives run ")
+    assert "check every\nrank's result against the collective's definition" in text
+    assert "examples:\n  collectives run --np 4 -c all_reduce -a ring,recursive_doubling -b 1K -e 4M\n" in text
+    assert "--timeout TIMEOUT" in text and "--payload" not in text
+    for argv, prog in ([sys.executable, "-m", "collectives_lib", "run", "--help"], "python -m collectives_lib run"),\
+                      ([sys.executable, "-m", "collectives_lib.mpi", "--help"], "python -m collectives_lib.mpi"):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"usage: {prog} "), proc.stdout[:200]
+        assert f"examples:\n  {prog} --np 4 " in proc.stdout
+
+
+def test_run_parse_errors_are_one_line(capsys):
+    assert cli.main(["run", "--np", "abc"]) == 2
+    assert capsys.readouterr().err == "collectives run: error: argument --np/-n: invalid int value: 'abc'\n"
+    assert cli.run_main(["--dtype", "int8"], prog="python -m collectives_lib.mpi") == 2
+    assert capsys.readouterr().err.startswith("collectives run: error: argument --dtype: invalid choice: 'int8'")
+
+
+TIMEOUT_RULE = "must be a number of seconds > 0 and at most 1000000 (about 11 days), got "
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "1e7", "soon"])
+def test_bad_timeouts_are_one_line_and_status_2(value, capsys):
+    assert cli.main(["run", "--timeout", value]) == 2
+    assert capsys.readouterr().err == f"collectives run: error: --timeout {TIMEOUT_RULE}{value}\n"
+
+
+def test_bad_timeouts_from_the_shell_give_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "collectives_lib", "run", "--timeout", "inf"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"collectives run: error: --timeout {TIMEOUT_RULE}inf\n"
+
+
+def test_the_python_api_refuses_bad_timeouts():
+    ring = cl.build("all_gather", 2, "ring")
+    for value in (float("inf"), float("nan"), -1, 0, True):
+        with pytest.raises(cl.CollectivesError, match=f"^{re.escape(f'timeout {TIMEOUT_RULE}{value!r}')}$"):
+            mpi.run(ring, ["1K"], timeout=value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--size", "1e30"], "--np 2 with --size 1e30 would need about 2e19 TB of memory (2 processes x 1e19 TB: "
+                         "10 bytes per byte of the largest array, 1e18 TB); "),
+    (["-b", "1K", "-e", "1e30"], "--np 2 with -e 1e30 would need about "),
+    (["-b", "1e30", "-e", "1e30"], "--np 2 with -e 1e30 would need about 2e19 TB of memory"),
+    (["--np", "100000"], f"--np 100000: at most {mpi.process_cap()} processes start without --oversubscribe "
+                         f"(this machine has {mpi.cores()} cores, and past them the times measure the scheduler)"),
+    (["--topology", "torus:16x16"], f"--topology torus:16x16 (256 ranks): at most {mpi.process_cap()} processes "
+                                    f"start without --oversubscribe"),
+    (["--np", "5000", "--oversubscribe"], "--np 5000 with -e 1M would need about "),
+], ids=["size-1e30", "maxbytes-1e30", "both-1e30", "np-100000", "topology-256", "np-5000-oversubscribed"])
+def test_too_large_runs_are_one_line_and_status_2(argv, message, capsys):
+    start = time.monotonic()
+    assert cli.main(["run", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"collectives run: error: {message}"), err
+    if "would need about" in message:
+        assert " is available here, so " in err
+    assert time.monotonic() - start < 20       # refused before anything large is built
+
+
+def test_too_large_runs_from_the_shell_give_no_traceback():
+    for argv in (["--size", "1e30"], ["--np", "100000"]):
+        proc = subprocess.run([sys.executable, "-m", "collectives_lib", "run", *argv],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("collectives run: error: ")
+        assert "Traceback" not in proc.stderr
+
+
+def test_the_python_api_refuses_too_large_runs():
+    ring = cl.build("all_gather", 2, "ring")
+    with pytest.raises(cl.CollectivesError, match=r"^the run would need about .* is available here"):
+        mpi.run(ring, [10**30])
+    big = cl.build("all_gather", 100, "ring")
+    with pytest.raises(cl.CollectivesError, match=r"^100 processes: at most \d+ processes start without "
+                                                  r"oversubscribe=True"):
+        mpi.run(big, ["1K"])
+    with pytest.raises(cl.CollectivesError, match=r"^the ping-pong would need about"):
+        mpi.calibrate(sizes=[10**30])
+
+
+def test_more_processes_than_cores_is_one_warning(capsys):
+    n = mpi.cores() + 1
+    code = cli.main(["run", "--np", str(n), "-c", "all_gather", "--size", "1K", "--iters", "1",
+                     "--warmup", "0", "--oversubscribe"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.err == (f"collectives run: warning: {n} processes on {mpi.cores()} cores: the times "
+                            f"include waiting for the scheduler, not only for messages\n")
+    assert mpi.parse_table(captured.out)[0]["N"] == n
