@@ -17,7 +17,7 @@ import sys
 
 import math
 
-from . import __version__, nccl
+from . import nccl
 from .builders import entries
 from .collective import COLLECTIVES, collective as as_collective
 from .errors import CollectivesError
@@ -106,7 +106,8 @@ _DESCRIPTIONS = {
 def _make_parser(prog: str = "collectives") -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"collectives {__version__}")
+    import collectives_lib
+    parser.add_argument("--version", action="version", version=f"collectives {collectives_lib.__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     def verb(name: str, help_text: str):
