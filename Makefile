@@ -4,6 +4,7 @@
 #   make test    run all tests: unit, notebooks, book build, browser
 #   make serve   serve _build/html on http://127.0.0.1:8000
 #   make lab     open the chapters in JupyterLab
+#   make repository URL=https://github.com/you/fork   point Binder and Colab at a fork
 #
 # Each target first makes sure .venv exists and holds requirements.txt; that
 # step is skipped when the stamp for the current requirements.txt and
@@ -26,7 +27,7 @@ PORT ?= 8000
 # Explorers pre-render their kernel-free twins only when this is set.
 BOOK_ENV := COLLECTIVES_BOOK_BUILD=1
 
-.PHONY: book test serve lab setup chromium clean
+.PHONY: book test serve lab setup chromium clean repository
 
 setup: $(STAMP)
 
@@ -65,6 +66,11 @@ serve:
 
 lab: setup
 	$(BIN)/jupyter lab --ip 127.0.0.1 $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) notebooks
+
+# The repository is named once, in _config.yml; this writes URL there (when given)
+# and into every chapter's Colab install cell.
+repository: setup
+	$(BIN)/python book/set_repository.py $(URL)
 
 clean:
 	rm -rf _build

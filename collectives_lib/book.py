@@ -7,8 +7,8 @@ kernel. :func:`glue` is how a chapter sets those variables: it stores each
 value in the notebook's namespace as text that prints without quotes, and
 shows the numbers in the cell's output too, for the readers whose markdown
 cannot evaluate expressions (Colab, VS Code): no reader meets a name where a
-number belongs. On the site that output is hidden (the book's stylesheet
-hides ``.cl-numbers``), since the prose shows the numbers there.
+number belongs. A book build (``COLLECTIVES_BOOK_BUILD=1``) shows no such
+output, since the site's prose shows the numbers themselves.
 
 >>> glue(fl_steps=3, fl_W="45 GB/s", show=False)
 >>> fl_steps, fl_W                                     # doctest: +SKIP
@@ -24,8 +24,18 @@ from __future__ import annotations
 
 import html
 import inspect
+import os
 
 from .errors import CollectivesError
+
+#: Environment variable set by a book build (``make book`` and the tests set it):
+#: explorers pre-render kernel-free twins, and :func:`glue` shows no output.
+BUILD_ENV = "COLLECTIVES_BOOK_BUILD"
+
+
+def in_book_build() -> bool:
+    """Whether this kernel runs inside a book build (``COLLECTIVES_BOOK_BUILD`` set, not ``0``)."""
+    return os.environ.get(BUILD_ENV, "") not in ("", "0")
 
 
 class Text(str):
@@ -62,11 +72,15 @@ def glue(show: bool = True, **values) -> None:
     shown = {}
     for name, value in values.items():
         if not name.isidentifier():
-            raise CollectivesError(f"{name!r} is not a variable name")
+            raise CollectivesError(f"glue: {name!r} is not a variable name; use letters, digits and _")
+        if name in ns and not isinstance(ns[name], Text):
+            raise CollectivesError(
+                f"glue: {name!r} already names a {type(ns[name]).__name__} in this notebook; "
+                "give the prose's number a name of its own")
         text = Text(value if isinstance(value, str) else _format(value))
         ns[name] = text
         shown[name] = text
-    if show:
+    if show and not in_book_build():
         _display(shown)
 
 

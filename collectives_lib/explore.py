@@ -53,11 +53,13 @@ import inspect
 import io
 import itertools
 import json
-import os
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .book import BUILD_ENV, in_book_build
 
 __all__ = [
     "BUILD_ENV",
@@ -74,8 +76,6 @@ __all__ = [
     "render_png",
 ]
 
-#: Environment variable that asks for the kernel-free twins (set by ``make book``).
-BUILD_ENV = "COLLECTIVES_BOOK_BUILD"
 
 #: Width of every book figure in inches. At :data:`DPI` this is 700 pixels,
 #: which fits the sphinx-book-theme content column without scaling.
@@ -198,7 +198,11 @@ def _close(fig: Any) -> None:
     pyplot = sys.modules.get("matplotlib.pyplot")  # never import pyplot ourselves
     if pyplot is not None:
         pyplot.close(fig)
-    fig.clear()
+    with warnings.catch_warnings():
+        # matplotlib 3.10 warns about limits of shared log axes while clearing them;
+        # the figure is being thrown away, so nothing a reader could act on
+        warnings.simplefilter("ignore", UserWarning)
+        fig.clear()
 
 
 def render_png(fig: Any, *, dpi: int = DPI, compact: bool = False) -> bytes:
@@ -237,7 +241,7 @@ def _data_uri(png: bytes) -> str:
 
 
 def _static_requested() -> bool:
-    return os.environ.get(BUILD_ENV, "") not in ("", "0")
+    return in_book_build()
 
 
 _instance_counter = itertools.count(1)

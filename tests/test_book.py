@@ -137,3 +137,22 @@ def test_static_twins_carry_alt_text(built_book):
         text = html_of(built_book, page).read_text()
         for tag in re.findall(r"<img\b[^>]*>", text):
             assert re.search(r'\balt="[^"]+"', tag), f"{page}.html: image without alt text: {tag[:120]}"
+
+
+def test_no_page_carries_thebe(built_book):
+    """No Live Code button, and none of sphinx-thebe's scripts or its CDN address (book/_ext/page_fixes.py)."""
+    for page in toc_files():
+        text = html_of(built_book, page).read_text()
+        assert not re.search(r"thebe|unpkg\.com", text, re.I), f"{page}.html still carries Thebe"
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
+def test_prose_numbers_are_filled_in(built_book, page):
+    """Every {eval}`name` of the chapter became its value on the page (myst-nb inline execution)."""
+    source = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
+    expected = sum(len(re.findall(r"\{eval\}`[^`]+`", c.source)) for c in source.cells if c.cell_type == "markdown")
+    text = html_of(built_book, page).read_text()
+    assert "{eval}" not in text and "{glue" not in text, f"{page}.html shows role text"
+    filled = re.findall(r'<span class="output text_plain">([^<]*)</span>', text)
+    assert len(filled) >= expected, f"{page}.html: {len(filled)} numbers filled in, the prose has {expected}"
+    assert all(v.strip() and v.strip()[0] not in "'\"" for v in filled), f"{page}.html: quoted or empty values"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD_DIR, page_id, toc_files
+from conftest import BUILD_DIR, load_config, notebook_pages, page_id, toc_files
 
 pytestmark = pytest.mark.slow
 
@@ -189,3 +189,52 @@ def _check_players(page, page_name):
         assert player.get_attribute("data-playing") == "0"
         page.wait_for_timeout(1500)
         assert player.get_attribute("data-frame") == paused_at, f"{page_name}: player {k} kept playing after pause"
+
+
+@pytest.mark.parametrize("page_name", notebook_pages(), ids=page_id)
+def test_launch_buttons(built_book, chromium_context, site, page_name):
+    """Every launch button opens Binder or Colab on this chapter of the configured repository;
+    with the network cut off, each click asks for that address at once, and none hangs or
+    throws. There is no Live Code (Thebe) button."""
+    repo = load_config()["repository"]
+    owner_repo = repo["url"].removeprefix("https://github.com/")
+    expected = {
+        "Binder": f"https://mybinder.org/v2/gh/{owner_repo}/{repo['branch']}?urlpath=lab/tree/{page_name}.ipynb",
+        "Colab": f"https://colab.research.google.com/github/{owner_repo}/blob/{repo['branch']}/{page_name}.ipynb",
+    }
+    visit = Visit(chromium_context, f"{site}/{page_name}.html", site)
+    page = visit.page
+    try:
+        live = page.locator("button.thebe-launch-button, .thebe-launch-button, :text-is('Live Code')")
+        assert live.count() == 0, f"{page_name}: a Live Code button is on the page"
+        menu = page.locator(".dropdown-launch-buttons")
+        assert menu.count() == 1, f"{page_name}: no launch menu"
+        links = menu.locator("a.dropdown-item")
+        found = {links.nth(i).inner_text().strip(): links.nth(i).get_attribute("href") for i in range(links.count())}
+        assert found == expected, f"{page_name}: launch buttons {found}, expected {expected}"
+        requested: list[str] = []
+
+        def block(route):  # the new tab's requests: local ones pass, the rest are recorded and cut
+            if route.request.url.startswith(site + "/"):
+                route.continue_()
+            else:
+                requested.append(route.request.url)
+                route.abort()
+
+        chromium_context.route("**/*", block)
+        try:
+            for i in range(links.count()):
+                label = links.nth(i).inner_text().strip()
+                menu.locator("button.dropdown-toggle").click()
+                links.nth(i).wait_for(state="visible", timeout=5000)
+                with chromium_context.expect_page(timeout=10_000) as opened:
+                    links.nth(i).click()
+                tab = opened.value
+                tab.wait_for_load_state("domcontentloaded", timeout=10_000)
+                assert expected[label] in requested, f"{page_name}: {label} asked for {requested}"
+                tab.close()
+        finally:
+            chromium_context.unroute("**/*", block)
+        assert not visit.errors, f"{page_name}: JavaScript errors: {visit.errors}"
+    finally:
+        visit.close()

@@ -2,14 +2,17 @@
 way a reader who typed `make lab` sees it: a live explorer redraws its one
 image in place when a slider or a menu moves, and a player steps.
 
-The notebook is written here, into a temporary folder that JupyterLab serves,
-so the test depends on no chapter's content (the chapters themselves are
-executed by the book build) and nothing JupyterLab saves can reach the
-repository."""
+The smoke notebook is written here, into a temporary folder that JupyterLab
+serves, so the explorer test depends on no chapter's content; a copy of one
+chapter is served beside it, to check that its prose shows the numbers its
+cells compute (jupyterlab-myst evaluates the inline expressions). Nothing
+JupyterLab saves can reach the repository."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -22,10 +25,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import BUILD_DIR
+from conftest import BUILD_DIR, ROOT
 
 pytestmark = pytest.mark.slow
 
+CHAPTER = ROOT / "notebooks" / "first_look.ipynb"   # short, with numbers in its prose
+EVAL = re.compile(r"\{eval\}`([^`]+)`")
 STARTUP_TIMEOUT = 90  # seconds for JupyterLab to answer
 RUN_TIMEOUT = 60_000  # milliseconds for the notebook's cells to finish
 SHOTS = BUILD_DIR / "screenshots"
@@ -70,13 +75,16 @@ def lab():
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     nbformat.write(nb, tmp / "smoke.ipynb")
+    shutil.copy(CHAPTER, tmp / CHAPTER.name)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "COLLECTIVES_BOOK_BUILD"}  # live mode, as a reader has it
     env.update(JUPYTER_RUNTIME_DIR=str(tmp / ".runtime"), JUPYTERLAB_WORKSPACES_DIR=str(tmp / ".workspaces"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp / ".settings"))
-    # Start the notebook's own kernel without asking, and fetch no news.
+    # Start the notebook's own kernel without asking, keep every cell in the page (not
+    # only those in view, JupyterLab's default), and fetch no news.
     for name, settings in {
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"autoStartDefaultKernel": true}',
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
+            '{"autoStartDefaultKernel": true, "windowingMode": "none"}',
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings": '{"fetchNews": "false"}',
     }.items():
         (tmp / ".settings" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -191,6 +199,92 @@ def test_explore_facility_in_jupyterlab(lab, chromium_context):
     except Exception:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "lab-smoke-failed.png"))
+        raise
+    finally:
+        page.close()
+
+
+def expected_numbers(path: Path) -> dict[str, str]:
+    """What each {eval}`name` of the chapter should show: the chapter run by nbclient, then
+    each name printed as IPython shows it (the text/plain an inline expression gets)."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    names = sorted({n for c in nb.cells if c.cell_type == "markdown" for n in EVAL.findall(c.source)})
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json as _json\nfrom IPython import get_ipython as _ip\n"
+        f"print(_json.dumps({{n: _ip().display_formatter.format(globals()[n])[0]['text/plain'] for n in {names!r}}}))"))
+    with tempfile.TemporaryDirectory() as tmp:
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": tmp}}).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("name") == "stdout")
+    return json.loads(text)
+
+
+def run_all_cells(page, count: int) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    for _attempt in range(30):  # the kernel reports idle a moment before it accepts work
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        try:
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]"
+                ".some(p => /\\[[\\d*]+\\]/.test(p.textContent))", timeout=3000)
+            break
+        except PlaywrightTimeoutError:
+            continue
+    else:
+        pytest.fail("JupyterLab never ran the chapter")
+    page.wait_for_function(
+        """n => {
+            const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')];
+            return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""", arg=count, timeout=RUN_TIMEOUT * 3, polling=500)
+
+
+def test_chapter_prose_shows_its_numbers_in_jupyterlab(lab, chromium_context):
+    nb = nbformat.read(CHAPTER, as_version=4)
+    expected = expected_numbers(CHAPTER)
+    markdown = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"]
+    with_numbers = [(k, EVAL.findall(c.source)) for k, (_, c) in enumerate(markdown) if EVAL.search(c.source)]
+    assert with_numbers, f"{CHAPTER.name} has no inline expressions to check"
+    shot = SHOTS / "lab-chapter.png"
+    page = chromium_context.new_page()
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(lab) else r.abort())
+    try:
+        page.goto(f"{lab}/lab/workspaces/chapter/tree/{CHAPTER.name}?reset", wait_until="networkidle")
+        run_all_cells(page, sum(c.cell_type == "code" for c in nb.cells))
+        cells = page.locator(".jp-NotebookPanel .jp-MarkdownCell")
+        assert cells.count() == len(markdown)
+        problems = []
+        for k, names in with_numbers:
+            cell = cells.nth(k)
+            cell.scroll_into_view_if_needed()
+            for name in names:  # jupyterlab-myst fills the expressions in once the kernel answers
+                try:
+                    page.wait_for_function("([el, v]) => el.innerText.includes(v)",
+                                           arg=[cell.element_handle(), expected[name]], timeout=10_000)
+                except Exception:
+                    problems.append(f"markdown cell {k}: {{eval}}`{name}` should show {expected[name]!r}")
+            text = cell.inner_text()
+            for name in names:
+                if name in text:
+                    problems.append(f"markdown cell {k} shows the name {name!r}")
+            if "{eval}" in text or "{glue" in text:
+                problems.append(f"markdown cell {k} shows role text: {text[:200]!r}")
+        assert not problems, "\n".join(problems)
+        assert not errors, f"JavaScript errors in JupyterLab: {errors}"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        cells.nth(with_numbers[0][0]).scroll_into_view_if_needed()
+        page.screenshot(path=str(shot))
+    except Exception:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "lab-chapter-failed.png"))
         raise
     finally:
         page.close()

@@ -99,3 +99,66 @@ def test_chapter_has_a_title(page):
     nb = read(ROOT / f"{page}.ipynb")
     markdown = [c for c in nb.cells if c.cell_type == "markdown"]
     assert markdown and markdown[0].source.lstrip().startswith("# "), f"{page}: first markdown cell must start with a '# ' title"
+
+
+GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}|```\{glue")
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_holds_no_glue_roles(path):
+    """myst-nb's glue exists only on the built site; the prose uses {eval}`name` instead,
+    which JupyterLab (jupyterlab-myst) evaluates too."""
+    found = [(i, m.group(0)) for i, cell in enumerate(read(path).cells) if cell.cell_type == "markdown"
+             for m in GLUE_ROLE.finditer(cell.source)]
+    assert not found, f"{path.name}: markdown cells hold glue roles {found[:5]}; use {{eval}}`name`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_inline_expressions_name_plain_variables(path):
+    """myst-nb evaluates only plain names on the site (an expression renders nothing)."""
+    bad = [(i, m.group(1)) for i, cell in enumerate(read(path).cells) if cell.cell_type == "markdown"
+           for m in EVAL_ROLE.finditer(cell.source) if not m.group(1).isidentifier()]
+    assert not bad, f"{path.name}: {{eval}} of something other than a variable name: {bad}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapters_need_no_book_tooling(path):
+    """Colab, VS Code and Binder have no myst_nb or jupyter_book: a chapter imports neither."""
+    bad = [i for i, cell in enumerate(read(path).cells) if cell.cell_type == "code"
+           and re.search(r"^\s*(from|import)\s+(myst_nb|jupyter_book|sphinx)\b", cell.source, re.M)]
+    assert not bad, f"{path.name}: code cells {bad} import the book's build tooling"
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
+def test_colab_cell_installs_the_extras_the_chapter_uses(page):
+    """Colab has no mpi4py: a chapter that runs MPI installs the library with its mpi extra."""
+    nb = read(ROOT / f"{page}.ipynb")
+    uses_mpi = any(cell.cell_type == "code" and re.search(r"\b(cl|collectives_lib)\.mpi\b", cell.source)
+                   for cell in nb.cells[1:])
+    asks = bool(re.search(r"collectives_lib\[[a-z,]*\bmpi\b[a-z,]*\]\s*@\s*git\+", nb.cells[0].source))
+    assert uses_mpi == asks, (
+        f"{page}: {'runs MPI but its Colab cell does not install' if uses_mpi else 'installs without using'} "
+        "the mpi extra (\"collectives_lib[mpi] @ git+<repository>\")")
+
+
+def test_set_repository_points_config_and_every_colab_cell_at_a_fork(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / "book").mkdir()
+    shutil.copy(ROOT / "book" / "set_repository.py", tmp_path / "book")
+    shutil.copy(ROOT / "_config.yml", tmp_path)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    fork = "https://github.com/someone/collectives-fork"
+    script = str(tmp_path / "book" / "set_repository.py")
+    run = subprocess.run([sys.executable, script, fork + ".git"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    config = (tmp_path / "_config.yml").read_text()
+    assert f"url: {fork}\n" in config and config.count("github.com") == 1
+    for path in (tmp_path / "notebooks").glob("*.ipynb"):
+        assert re.findall(r"git\+(\S+?)[\"']", read(path).cells[0].source) == [fork], path.name
+    bad = subprocess.run([sys.executable, script, "not a url"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "'not a url' is not a GitHub repository URL" in bad.stderr
+    assert "Traceback" not in bad.stderr

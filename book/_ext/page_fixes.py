@@ -1,10 +1,14 @@
 """Two small fixes to the pages Jupyter Book 1.0.4 writes, so they load with no
-JavaScript errors (tests/test_browser.py checks that they do).
+JavaScript errors and name no CDN (tests/test_browser.py and tests/test_book.py
+check both).
 
-1. sphinx-thebe 0.3.1 registers its inline configuration script
-   (``const THEBE_JS_URL = ...``) twice on every page with Sphinx 7.4, and the
-   second copy throws ``Identifier 'THEBE_JS_URL' has already been declared``.
-   We drop repeated inline scripts with identical bodies from each page.
+1. The book has no "Live Code" button (``launch_buttons.thebe: false``: Thebe
+   0.8 comes from a CDN and speaks only the ipywidgets 7 protocol), but Jupyter
+   Book loads sphinx-thebe anyway, which puts its scripts, stylesheet and a
+   Thebe configuration naming a CDN and a stranger's Binder repository on every
+   page (and, with Sphinx 7.4, its inline script twice, the second copy
+   throwing ``Identifier 'THEBE_JS_URL' has already been declared``). We drop
+   all of it.
 2. pydata-sphinx-theme reads the light/dark mode from ``html_context
    ["default_mode"]``, which Jupyter Book leaves empty, so a first visit logs
    ``Got invalid theme mode``. We default it to ``auto`` (follow the system),
@@ -13,24 +17,26 @@ JavaScript errors (tests/test_browser.py checks that they do).
 
 from __future__ import annotations
 
+from docutils import nodes
 from sphinx.application import Sphinx
 
 
-def _dedupe_inline_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen = set()
-    kept = []
-    for script in scripts:
-        filename = getattr(script, "filename", script)
-        body = getattr(script, "attributes", {}).get("body")
-        if not filename and body:
-            if body in seen:
-                continue
-            seen.add(body)
-        kept.append(script)
-    context["script_files"] = kept
+def _is_thebe(asset) -> bool:
+    filename = getattr(asset, "filename", asset) or ""
+    body = getattr(asset, "attributes", {}).get("body") or ""
+    return "thebe" in str(filename) or "THEBE_JS_URL" in body
+
+
+def _drop_thebe_assets(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    for key in ("script_files", "css_files"):
+        if context.get(key):
+            context[key] = [asset for asset in context[key] if not _is_thebe(asset)]
+
+
+def _drop_thebe_config(app: Sphinx, doctree, docname) -> None:
+    for node in list(doctree.findall(nodes.raw)):
+        if "text/x-thebe-config" in node.astext():
+            node.parent.remove(node)
 
 
 def _default_mode(app: Sphinx, config) -> None:
@@ -41,5 +47,6 @@ def _default_mode(app: Sphinx, config) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _default_mode)
-    app.connect("html-page-context", _dedupe_inline_scripts)
+    app.connect("html-page-context", _drop_thebe_assets)
+    app.connect("doctree-resolved", _drop_thebe_config, priority=900)  # after sphinx-thebe adds it
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}
