@@ -203,9 +203,35 @@ def expected_output(schedule: Schedule, x: np.ndarray) -> tuple[np.ndarray, np.n
     return values, required
 
 
-def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State]:
+class Checked(list):
+    """The states of a checked replay (a list, as :func:`replay` returns), shown as one line."""
+
+    def __init__(self, states, schedule: Schedule):
+        super().__init__(states)
+        self.schedule = schedule
+
+    def __repr__(self) -> str:
+        s = self.schedule
+        steps = f"{s.num_steps} step{'s' if s.num_steps != 1 else ''}"
+        return (f"checked: {s.algorithm} {s.collective} over {s.num_ranks} ranks, {steps}; every rank "
+                f"ends with what {s.collective} defines, and every transfer is charged the share of V it moves")
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(repr(self))
+
+
+def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> Checked:
     """Replay ``schedule`` and raise :class:`ScheduleError` unless every rank ends
-    with what the collective's definition says. Returns the states."""
+    with what the collective's definition says, and every transfer is charged the
+    share of V its chunk covers (what the simulator times is what moves).
+
+    Returns the states (before step 1, then after each step), printed as one line:
+
+    >>> from collectives_lib import build
+    >>> check(build("all_gather", 4, "ring"))     # doctest: +ELLIPSIS
+    checked: ring all_gather over 4 ranks, 3 steps; every rank ends with what all_gather defines...
+    """
+    check_fractions(schedule)
     states = replay(schedule, elements=elements, seed=seed)
     final = states[-1]
     _, x = initial_state(schedule, elements, seed)
@@ -244,7 +270,7 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State
                 f"rank {r} ends with the wrong values in "
                 f"{schedule.chunk_label(_slot_box(schedule, s))}"
             )
-    return states
+    return Checked(states, schedule)
 
 
 def replay_inputs(schedule: Schedule, inputs) -> list[State]:

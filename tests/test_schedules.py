@@ -161,6 +161,22 @@ def test_fractions_agree_with_chunks():
         check_fractions(sched)
 
 
+def test_check_catches_bytes_that_do_not_match_their_chunks():
+    """A schedule whose transfers are charged a tenth of what their chunks hold moves the right
+    data but would be timed ten times too fast: check must refuse it."""
+    import dataclasses
+
+    good = cl.build("all_gather", 4, "ring")
+    steps = [dataclasses.replace(step, traffic=dataclasses.replace(step.traffic, fraction=step.traffic.fraction * 0.1))
+             for step in good.steps]
+    scaled = dataclasses.replace(good, steps=steps)
+    cl.replay(scaled)   # the data moves correctly...
+    with pytest.raises(cl.ScheduleError, match=r"step 1: rank 0 -> rank 1 is charged 0.025 of V but its chunk"):
+        cl.check(scaled)  # ...but the bytes charged are not the bytes moved
+    assert "every transfer is charged the share of V it moves" in repr(cl.check(good))
+    assert len(cl.check(good)) == good.num_steps + 1   # still the states, as replay returns them
+
+
 # ----------------------------------------------------------------- malformed schedules
 
 def _one_step(collective, n, src, dst, box, op=COPY, fraction=None, slot_shape=None):
