@@ -726,15 +726,16 @@ var d=JSON.parse(root.querySelector("script.cl-data").textContent);
 var img=root.querySelector("img.cl-frame"),cap=root.querySelector(".cl-caption"),
 scrub=root.querySelector("input.cl-scrub"),count=root.querySelector("output.cl-counter");
 var n=d.frames.length,i=0,timer=null;
-function show(k){i=(k+n)%n;img.src=d.frames[i];img.alt=d.alts[i];cap.textContent=d.captions[i];
-scrub.value=i;count.textContent=(i+1)+" / "+n;root.dataset.frame=i;}
+var stepB=root.querySelector("button.cl-step"),backB=root.querySelector("button.cl-back");
+function show(k){i=Math.max(0,Math.min(n-1,k));img.src=d.frames[i];img.alt=d.alts[i];cap.textContent=d.captions[i];
+scrub.value=i;count.textContent=(i+1)+" / "+n;root.dataset.frame=i;stepB.disabled=(i===n-1);backB.disabled=(i===0);}
 function pause(){if(timer){clearInterval(timer);timer=null;}root.dataset.playing="0";}
-function tick(){if(i===n-1&&!d.loop){pause();return;}show(i+1);}
+function tick(){if(i===n-1){if(d.loop)show(0);else pause();return;}show(i+1);}
 function play(){if(timer)return;if(i===n-1)show(0);timer=setInterval(tick,d.interval);root.dataset.playing="1";}
 root.querySelector("button.cl-play").addEventListener("click",play);
 root.querySelector("button.cl-pause").addEventListener("click",pause);
-root.querySelector("button.cl-step").addEventListener("click",function(){pause();show(i+1);});
-root.querySelector("button.cl-back").addEventListener("click",function(){pause();show(i-1);});
+stepB.addEventListener("click",function(){pause();show(i+1);});
+backB.addEventListener("click",function(){pause();show(i-1);});
 scrub.addEventListener("input",function(){pause();show(parseInt(scrub.value,10));});
 show(0);root.dataset.playing="0";
 })();"""

@@ -213,8 +213,8 @@ class Checked(list):
     def __repr__(self) -> str:
         s = self.schedule
         steps = f"{s.num_steps} step{'s' if s.num_steps != 1 else ''}"
-        return (f"checked: {s.algorithm} {s.collective} over {s.num_ranks} ranks, {steps}; every rank "
-                f"ends with what {s.collective} defines, and every transfer is charged the share of V it moves")
+        return (f"checked {s.algorithm} {s.collective}, {s.num_ranks} ranks, {steps}: "
+                "every rank's result, every transfer's bytes")
 
     def _repr_pretty_(self, p, cycle) -> None:
         p.text(repr(self))
@@ -228,8 +228,8 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> Checked:
     Returns the states (before step 1, then after each step), printed as one line:
 
     >>> from collectives_lib import build
-    >>> check(build("all_gather", 4, "ring"))     # doctest: +ELLIPSIS
-    checked: ring all_gather over 4 ranks, 3 steps; every rank ends with what all_gather defines...
+    >>> check(build("all_gather", 4, "ring"))
+    checked ring all_gather, 4 ranks, 3 steps: every rank's result, every transfer's bytes
     """
     check_fractions(schedule)
     states = replay(schedule, elements=elements, seed=seed)

@@ -180,6 +180,15 @@ def _check_players(page, page_name):
         assert counter.inner_text().startswith("2 /")
         player.locator("button.cl-back").click()
         assert image.get_attribute("src") == first_src, f"{page_name}: player {k}: back did not return to frame 1"
+        assert player.locator("button.cl-back").is_disabled(), f"{page_name}: player {k}: back enabled at frame 1"
+        scrub = player.locator("input.cl-scrub")
+        to_frame = "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }"
+        scrub.evaluate(to_frame, str(total - 1))  # the last frame: Step must stay there, not wrap to the first
+        assert counter.inner_text() == f"{total} / {total}"
+        assert player.locator("button.cl-step").is_disabled(), f"{page_name}: player {k}: step enabled at the end"
+        player.locator("button.cl-step").click(force=True)
+        assert counter.inner_text() == f"{total} / {total}", f"{page_name}: player {k}: step wrapped past the end"
+        scrub.evaluate(to_frame, "0")
         player.locator("button.cl-play").click()
         page.wait_for_function(
             "el => el.dataset.frame !== '0'", arg=player.element_handle(), timeout=5000
