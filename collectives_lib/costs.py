@@ -71,7 +71,22 @@ def ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 
 def bidirectional_ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
-    """Bidirectional ring: ``ceil((n-1)/2) (alpha + V / (n W))``, about ``V / (2W)``."""
+    """Bidirectional ring at the bound: ``floor(n/2) alpha + (n-1)/(2n) V / W``.
+
+    Every block goes both ways round; for even n the block opposite its owner goes
+    half each way, so every link carries ``(n-1)/(2n) V``, the bound for a ring.
+    A ring of two has one link each way: ``alpha + V / (2W)``.
+    """
+    n = check_num_ranks(n)
+    return line_all_gather(n, "bidirectional_ring", V / n, W, alpha)
+
+
+def bidirectional_ring_whole_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Bidirectional ring sending whole blocks: ``ceil((n-1)/2) (alpha + V / (n W))``.
+
+    For even n the opposite block goes whole one way in a step of its own, so the
+    ring takes ``V / (2W)`` for its bandwidth instead of ``(n-1)/(2n) V / W``.
+    """
     n = check_num_ranks(n)
     return math.ceil((n - 1) / 2) * (alpha + V / (n * W))
 
@@ -100,25 +115,27 @@ def multicast_all_gather(n: int, V: float, W: float) -> float:
 
 
 def mesh_all_gather(dims, V: float, W: float, alpha: float = 0.0, *,
-                    wraparound: bool = True, multi: bool = True) -> float:
+                    wraparound: bool = True, multi: bool = True, whole: bool = False) -> float:
     """All-gather over all axes of a square ``n x n (x n)`` torus or mesh.
 
     ``multi=True``: the data is cut in D parts, part j goes round the axes in
-    rotated order, all at once; phase p moves blocks ``n**p`` times larger, so
-    ``T = sum_p h (alpha + n**p V / (D N W))`` with ``h`` the steps of one axis
-    (``ceil((n-1)/2)`` with wraparound, ``n-1`` without) and ``N = n**D``.
-    ``multi=False`` sends the whole array one axis at a time (D = 1 above,
-    phase after phase). About ``V / (2 D W)`` with wraparound: twice as fast
-    with two axes as with one.
+    rotated order, all at once; phase p moves blocks ``B_p = n**p V / (D N)``
+    (``N = n**D``) along one axis, so ``T = sum_p t(n, B_p)`` with ``t`` the time
+    of one axis: ``floor(n/2) alpha + (n-1)/2 B / W`` on a bidirectional ring
+    (wraparound; ``whole=True``: ``ceil((n-1)/2) (alpha + B / W)``, the ring that
+    sends the opposite block whole), ``(n-1) (alpha + B / W)`` on a chain.
+    ``multi=False`` sends the whole array one axis at a time (D = 1 above, phase
+    after phase). About ``V / (2 D W)`` with wraparound: twice as fast with two
+    axes as with one; a 4x4 torus takes exactly the bound ``15/16 V / (4W)``.
     """
     dims = tuple(dims)
     if len(set(dims)) != 1:
         raise CollectivesError(f"the closed form is for equal axes, got {dims}")
     n, D = dims[0], len(dims)
     N = n ** D
-    h = math.ceil((n - 1) / 2) if wraparound else n - 1
+    kind = ("bidirectional_ring_whole" if whole else "bidirectional_ring") if wraparound else "chain"
     parts = D if multi else 1
-    return sum(h * (alpha + n ** p * V / (parts * N * W)) for p in range(D))
+    return sum(line_all_gather(n, kind, n ** p * V / (parts * N), W, alpha) for p in range(D))
 
 
 def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
@@ -129,6 +146,7 @@ def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
 # duals
 ring_reduce_scatter = ring_all_gather
 bidirectional_ring_reduce_scatter = bidirectional_ring_all_gather
+bidirectional_ring_whole_reduce_scatter = bidirectional_ring_whole_all_gather
 chain_reduce_scatter = chain_all_gather
 
 
@@ -140,7 +158,12 @@ def ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 
 def bidirectional_ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Reduce-scatter then all-gather, both at the bound: ``2 floor(n/2) alpha + (n-1)/n V / W``."""
     return 2 * bidirectional_ring_all_gather(n, V, W, alpha)
+
+
+def bidirectional_ring_whole_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    return 2 * bidirectional_ring_whole_all_gather(n, V, W, alpha)
 
 
 def ring_all_reduce_bytes_per_rank(n: int, V: float) -> float:
@@ -298,29 +321,45 @@ def direct_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 # -- several mesh axes at once (any sizes, any mix of rings and chains) ------------
 
-_LINE_KINDS = ("ring", "bidirectional_ring", "chain")
+_LINE_KINDS = ("ring", "bidirectional_ring", "bidirectional_ring_whole", "chain")
+_A2A_KINDS = ("ring", "bidirectional_ring", "chain")
 
 
-def _line_kinds(dims, kinds) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _line_kinds(dims, kinds, allowed=_LINE_KINDS) -> tuple[tuple[int, ...], tuple[str, ...]]:
     dims = tuple(int(d) for d in dims)
     for d in dims:
         check_num_ranks(d, what=f"axis size (in dims {dims})")
     kinds = (kinds,) * len(dims) if isinstance(kinds, str) else tuple(kinds)
     if len(kinds) != len(dims):
         raise CollectivesError(f"kinds has {len(kinds)} entries but dims {dims} has {len(dims)} axes")
-    bad = [k for k in kinds if k not in _LINE_KINDS]
+    bad = [k for k in kinds if k not in allowed]
     if bad:
-        raise CollectivesError(f"unknown axis kind {bad[0]!r}; use one of {', '.join(_LINE_KINDS)}")
+        raise CollectivesError(f"unknown axis kind {bad[0]!r}; use one of {', '.join(allowed)}")
     return dims, kinds
 
 
 def line_steps(n: int, kind: str) -> int:
     """Steps of a one-axis all-gather of ``n`` ranks: ``n-1`` on a one-way ring or a
-    chain, ``ceil((n-1)/2)`` on a bidirectional ring."""
+    chain, ``floor(n/2)`` (= ``ceil((n-1)/2)``) on a bidirectional ring."""
     n = check_num_ranks(n)
     if kind not in _LINE_KINDS:
         raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
-    return math.ceil((n - 1) / 2) if kind == "bidirectional_ring" else n - 1
+    return n // 2 if kind.startswith("bidirectional_ring") else n - 1
+
+
+def line_all_gather(n: int, kind: str, B: float, W: float, alpha: float = 0.0) -> float:
+    """One-axis all-gather of blocks of ``B`` bytes (one per rank) along a line of ``n``.
+
+    ``"ring"`` and ``"chain"``: ``(n-1) (alpha + B / W)``. ``"bidirectional_ring"``:
+    ``floor(n/2) alpha + (n-1)/2 B / W`` (the opposite block of an even ring goes
+    half each way; a ring of two sends its block whole over its one link each way).
+    ``"bidirectional_ring_whole"``: ``ceil((n-1)/2) (alpha + B / W)``.
+    """
+    n = check_num_ranks(n)
+    steps = line_steps(n, kind)
+    if kind == "bidirectional_ring" and n > 2:
+        return steps * alpha + (n - 1) / 2 * B / W
+    return steps * (alpha + B / W)
 
 
 def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *,
@@ -335,10 +374,12 @@ def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *
     (``multi_axis``) the array is cut in ``D`` parts; part ``j`` visits the axes
     in the order rotated by ``j``, all parts at once on different axes, and each
     phase lasts as long as its slowest part:
-    ``T = sum_p max_j h_(j,p) (alpha + done_(j,p) V / (D N W))``, with
-    ``done`` the product of the axes that part has already gathered. For a
-    square torus this is :func:`mesh_all_gather`; about ``V / (2 D W)`` with
-    wraparound. Reduce-scatter costs the same; all-reduce twice.
+    ``T = sum_p max_j t(d_(j,p), done_(j,p) V / (D N))``, with ``done`` the
+    product of the axes that part has already gathered and ``t`` the one-axis
+    time :func:`line_all_gather`. For a square torus this is
+    :func:`mesh_all_gather`; about ``V / (2 D W)`` with wraparound.
+    ``"bidirectional_ring_whole"`` axes send the opposite block whole (the
+    book's first version). Reduce-scatter costs the same; all-reduce twice.
 
     Introduced in the chapter *Reduce-scatter and all-reduce: the dual of all-gather*.
     """
@@ -354,8 +395,8 @@ def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *
             if dims[axis] == 1:
                 continue
             done = math.prod(dims[a] for a in order[:p])
-            h = line_steps(dims[axis], kinds[axis])
-            phase = max(phase, h * (alpha + done * V / (parts * N * W)))
+            phase = max(phase, line_all_gather(dims[axis], kinds[axis], done * V / (parts * N),
+                                               W, alpha))
         total += phase
     return total
 
@@ -370,8 +411,8 @@ def line_all_to_all_load(n: int, kind: str) -> float:
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
     n = check_num_ranks(n)
-    if kind not in _LINE_KINDS:
-        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
+    if kind not in _A2A_KINDS:
+        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_A2A_KINDS)}")
     if n == 1:
         return 0.0
     if kind == "ring":
@@ -396,7 +437,7 @@ def torus_all_to_all(dims, kinds, V: float, W: float) -> float:
 
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
-    dims, kinds = _line_kinds(dims, kinds)
+    dims, kinds = _line_kinds(dims, kinds, _A2A_KINDS)
     N = int(math.prod(dims))
     return max((line_all_to_all_load(d, k) * V / (N * d * W) for d, k in zip(dims, kinds) if d > 1),
                default=0.0)
