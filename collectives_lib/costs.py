@@ -189,10 +189,66 @@ def rabenseifner_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> f
     return 2 * _log2(n) * alpha + 2 * (n - 1) / n * V / W
 
 
-def tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+def binomial_tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """Binomial reduce then broadcast, whole array per round: ``2 ceil(log2 n) (alpha + V/W)``."""
     n = check_num_ranks(n)
     return 2 * math.ceil(math.log2(n)) * (alpha + V / W) if n > 1 else 0.0
+
+
+def _pipelined_count(starts, chunks: int, step: int) -> int:
+    """Transfers sharing a link at ``step`` when each start ``a`` begins a stream of
+    ``chunks`` transfers, one per step from step ``a``."""
+    return sum(1 for a in starts if a <= step < a + chunks)
+
+
+def tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0, chunks: int = 8) -> float:
+    """NCCL's tree on one switch: ``(2(n-1) + chunks - 1) alpha + 2(n-1)/n V / W``.
+
+    ``n`` chains (one channel per rank, chain ``c`` rooted at rank ``c`` and going
+    ``c, c+1, ...``), each carrying ``V/n`` in ``chunks`` chunks that stream up the
+    chain (reduce) and back down (broadcast) at once. A chain has height
+    ``H = n - 1``: ``2H + chunks - 1`` bulk-synchronous steps. At the place ``p`` of
+    a chain a rank sends up at steps ``n-1-p + c`` and down at ``n-1+p + c``; over
+    the n chains every rank is once at every place, so every up-link (and every
+    down-link) carries streams starting at steps ``0, 1, ..., 2n-3``, one each.
+    Every link is equally loaded in every step, and the loads of all steps add up
+    to ``2(n-1) chunks`` transfers of ``V / (n chunks)``: the ring's bandwidth,
+    with the chain's latency and the pipeline fill.
+    """
+    n = check_num_ranks(n)
+    if n == 1:
+        return 0.0
+    return (2 * (n - 1) + chunks - 1) * alpha + 2 * (n - 1) / n * V / W
+
+
+def tree_all_reduce_two_nodes(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                              alpha_nic: float = 0.0, alpha_nvlink: float = 0.0,
+                              chunks: int = 8) -> float:
+    """NCCL's tree over two nodes of ``gpus`` GPUs (``gpus=1``: one GPU per node).
+
+    ``gpus`` channels, each with two trees (node 0 the root of one, node 1 of the
+    other) carrying ``V / (2 gpus)`` in ``chunks`` chunks; in a node, the channel's
+    head GPU joins the other node over its NIC and the other GPUs hang below it in
+    a chain. Height ``H = gpus``: ``2 gpus + chunks - 1`` steps. As on one switch
+    (:func:`tree_all_reduce`) every link of a kind sees the same streams: every NVLink
+    link ``0..gpus-2`` twice (reduce) and ``gpus..2gpus-2``, ``gpus+1..2gpus-1``
+    (broadcast), every NIC link ``gpus-1`` and ``gpus``. Step ``s`` takes the slower
+    of its NVLink and InfiniBand transfers,
+    ``max(alpha_nvlink + k_nvl(s) b / W_nvlink, alpha_nic + k_nic(s) b / W_nic)``
+    with ``k(s)`` the streams under way and ``b = V / (2 gpus chunks)``; ``alpha_*``
+    are per step (two links). With one GPU per node it is
+    ``(chunks + 1) alpha_nic + V / W_nic``.
+    """
+    G, K = check_num_ranks(gpus, what="GPUs per node"), int(chunks)
+    nvl = [*range(G - 1), *range(G - 1), *range(G, 2 * G - 1), *range(G + 1, 2 * G)]
+    nic = [G - 1, G]
+    b = V / (2 * G * K)
+    total = 0.0
+    for s in range(2 * G + K - 1):
+        k_nvl, k_nic = _pipelined_count(nvl, K, s), _pipelined_count(nic, K, s)
+        total += max(alpha_nvlink + k_nvl * b / W_nvlink if k_nvl else 0.0,
+                     alpha_nic + k_nic * b / W_nic if k_nic else 0.0)
+    return total
 
 
 def sharp_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:

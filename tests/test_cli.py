@@ -74,7 +74,7 @@ def test_sweep_json():
     code, out, _ = run("sweep", "-t", "dgx-h100:1", "-c", "all_reduce", "-b", "1K", "-e", "1G",
                        "-f", "32", "--json")
     rows = json.loads(out)
-    assert rows[0]["algorithm"] in ("tree", "sharp", "ring")
+    assert rows[0]["algorithm"] in ("tree", "binomial_tree", "sharp", "ring")
     assert rows[-1]["algorithm"] == "sharp"
 
 

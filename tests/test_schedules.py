@@ -36,6 +36,7 @@ ANY_N = {
     "bidirectional_ring_all_reduce": _by_name("all_reduce", "bidirectional_ring"),
     "bidirectional_ring_whole_all_reduce": _by_name("all_reduce", "bidirectional_ring_whole"),
     "chain_all_reduce": _by_name("all_reduce", "chain"),
+    "binomial_tree_all_reduce": _by_name("all_reduce", "binomial_tree"),
     "tree_all_reduce": _by_name("all_reduce", "tree"),
     "sharp_all_reduce": _by_name("all_reduce", "sharp"),
     "ring_all_to_all": _by_name("all_to_all", "ring"),
@@ -75,7 +76,7 @@ def test_replay_powers_of_two(name, n):
 
 
 @pytest.mark.parametrize("name", ["ring_all_reduce", "bidirectional_ring_all_gather",
-                                  "chain_all_to_all", "direct_all_to_all", "tree_all_reduce"])
+                                  "chain_all_to_all", "direct_all_to_all", "binomial_tree_all_reduce"])
 def test_replay_at_64_ranks(name):
     cl.check(ANY_N[name](64))
 

@@ -7,7 +7,7 @@ Each family module registers its algorithms (see :mod:`.registry`):
                     and all-reduce; NCCL's multi-channel rings over a cluster
 ``torus``           multi_axis and sequential_axes over several torus axes
 ``doubling``        recursive doubling and halving, Rabenseifner
-``trees``           binomial trees, the tree all-reduce, pipelined chains
+``trees``           binomial trees, NCCL's pipelined double binary tree, pipelined chains
 ``alltoall``        ring, bidirectional ring, chain and direct all-to-all
 ``innetwork``       direct sends through a switch, multicast and SHARP
 ``hierarchical``    InfiniBand rails between nodes + NVLink inside nodes
@@ -42,7 +42,8 @@ __all__ = ["Algorithm", "Group", "build_named", "group_for", "reasons", "entries
 #: Options a builder may read, and what each means.
 OPTIONS = {
     "root": "broadcast, reduce, gather: the root rank",
-    "chunks": "pipelined chain broadcast and reduce: pieces the array streams in",
+    "chunks": "pipelined chain broadcast and reduce, NCCL's tree: pieces the array (per tree) "
+              "streams in",
     "matrix": "all-to-all: traffic matrix, bytes from origin to destination",
     "intra": "hierarchical: 'ring' or 'direct' inside each node",
     "src": "send: the sending rank",

@@ -1,0 +1,145 @@
+"""NCCL's algorithms as schedules: the double binary tree, NVLS, NVLS_TREE, CollNet and
+PAT. Each is replayed on data over many sizes and held to its closed form; the
+registry test (test_registry.py) walks them too."""
+import math
+
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+from collectives_lib import costs
+from collectives_lib.builders import trees
+
+W, LAT = 45e9, 1e-6
+
+
+def cluster(nodes, **kw):
+    return cl.GpuCluster("dgx-h100", nodes, nvlink_bandwidth=4 * W, nic_bandwidth=W / 2,
+                         nvlink_latency=LAT / 4, nic_latency=LAT, **kw)
+
+
+# ----------------------------------------------------------------- the double binary tree
+
+def _children(parent, r):
+    return sorted(np.nonzero(parent == r)[0].tolist())
+
+
+def test_binary_tree_is_nccls():
+    """trees.cc's picture of 14 ranks: 0 -> 8 -> {4, 12}, 4 -> {2, 6}, 12 -> {10, 13}."""
+    t = trees.nccl_binary_tree(14)
+    assert t[0] == -1 and _children(t, 0) == [8]
+    assert _children(t, 8) == [4, 12] and _children(t, 4) == [2, 6]
+    assert _children(t, 12) == [10, 13] and _children(t, 10) == [9, 11]
+    assert all(_children(t, r) == [] for r in range(1, 14, 2))
+
+
+def test_second_tree_mirrors_for_even_and_shifts_for_odd_counts():
+    first, second = trees.double_binary_tree(12)
+    assert second[11] == -1 and _children(second, 11) == [3] and _children(second, 3) == [1, 7]
+    assert all(second[11 - r] == (-1 if first[r] < 0 else 11 - first[r]) for r in range(12))
+    first, second = trees.double_binary_tree(13)
+    assert second[1] == -1 and _children(second, 1) == [9]
+    assert all(second[(r + 1) % 13] == (-1 if first[r] < 0 else (first[r] + 1) % 13) for r in range(13))
+
+
+@pytest.mark.parametrize("n", [2, 4, 6, 8, 10, 16, 32])
+def test_every_node_is_interior_in_at_most_one_tree_for_even_counts(n):
+    first, second = trees.double_binary_tree(n)
+    inner = [set(t[t >= 0].tolist()) for t in (first, second)]
+    assert not inner[0] & inner[1]
+    for t in (first, second):
+        height, depth = trees.tree_levels(t)
+        assert height.max() == depth.max() == math.ceil(math.log2(n))
+
+
+def test_tree_levels_reject_what_is_not_a_tree():
+    with pytest.raises(cl.CollectivesError, match="exactly one root, got 2"):
+        trees.tree_levels(np.array([-1, -1, 0]))
+    with pytest.raises(cl.CollectivesError, match="has a cycle"):
+        trees.tree_levels(np.array([-1, 2, 1]))
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 3, 4])
+@pytest.mark.parametrize("gpus", [2, 3, 4, 8])
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_tree_all_reduce_replays_on_clusters(nodes, gpus, chunks):
+    sched = trees.pipelined_tree_all_reduce(trees.cluster_trees(nodes, gpus), chunks)
+    cl.check(sched)
+    H = gpus - 1 + math.ceil(math.log2(nodes))
+    # NCCL's latency count 2 ((ppn - 1) + log2 nNodes) hops, plus the pipeline fill
+    assert sched.num_steps == 2 * H + chunks - 1
+
+
+@pytest.mark.parametrize("axes", [None, "node", "gpu"])
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+def test_tree_replays_on_gpu_clusters(nodes, axes):
+    topo = cl.GpuCluster("dgx-h100", nodes)
+    cl.check(cl.build("all_reduce", topo, "tree", axes=axes, chunks=2))
+
+
+def test_tree_channels_use_every_nic_and_stay_on_their_rails():
+    topo = cluster(4)
+    V = 2**24
+    r = cl.simulate(cl.build("all_reduce", topo, "tree"), topo, V)
+    links = topo.links
+    nic_up = (links.klass == 2) & (links.src < topo.num_ranks)
+    leaf_up = (links.klass == 2) & (links.dst == topo.spine_node)
+    assert (r.link_bytes[nic_up] > 0).all()                       # every NIC sends
+    assert r.link_bytes[leaf_up].sum() == 0                        # never through the spine
+    # a NIC carries its channel's two trees: interior in one (3 sends), a leaf in the other
+    assert r.link_bytes[nic_up].max() == pytest.approx(4 * V / (2 * 8))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+@pytest.mark.parametrize("chunks", [1, 2, 4, 8])
+def test_tree_on_a_switch_has_ring_bandwidth_and_chain_latency(n, chunks):
+    sw = cl.Switch(n, bandwidth=W, latency=LAT / 2)
+    sched = cl.build("all_reduce", sw, "tree", chunks=chunks)
+    V = 3 * 2**20
+    r = cl.simulate(sched, sw, V)
+    assert sched.num_steps == 2 * (n - 1) + chunks - 1
+    assert r.time == pytest.approx((2 * n + chunks - 3) * LAT + 2 * (n - 1) / n * V / W, rel=1e-12)
+    assert r.time == pytest.approx(costs.tree_all_reduce(n, V, W, LAT, chunks), rel=1e-12)
+    # every up-link carries the same: the ring's 2 (n-1)/n V
+    up = sw.links.src < n
+    assert np.allclose(r.link_bytes[up], 2 * (n - 1) / n * V)
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 8, 32])
+@pytest.mark.parametrize("axes", [None, "node"])
+def test_tree_over_two_nodes_meets_its_closed_form(axes, chunks):
+    topo = cluster(2)
+    sched = cl.build("all_reduce", topo, "tree", axes=axes, chunks=chunks)
+    V = 3 * 2**20
+    gpus = 8 if axes is None else 1
+    want = costs.tree_all_reduce_two_nodes(gpus, V, W / 2, 4 * W, 2 * LAT, LAT / 2, chunks)
+    assert cl.simulate(sched, topo, V).time == pytest.approx(want, rel=1e-12)
+    if axes == "node":
+        assert want == pytest.approx((chunks + 1) * 2 * LAT + V / (W / 2), rel=1e-12)
+
+
+def test_more_chunks_trade_latency_for_bandwidth_across_nodes():
+    """On one switch the n chains keep every link busy in every step, so chunks only
+    add steps; across nodes they fill the node tree's pipeline."""
+    sw = cl.nvswitch_node()
+    big = 2**30
+    on_switch = [cl.simulate(cl.build("all_reduce", sw, "tree", chunks=k), sw, big).time for k in (1, 8)]
+    assert on_switch[1] - on_switch[0] == pytest.approx(7 * 2 * 0.3e-6, rel=1e-9)
+    two = cl.GpuCluster("dgx-h100", 2)
+    t = {(k, v): cl.simulate(cl.build("all_reduce", two, "tree", chunks=k), two, v).time
+         for k in (1, 64) for v in (2**10, big)}
+    assert t[64, big] < 0.8 * t[1, big] and t[64, 2**10] > t[1, 2**10]
+
+
+def test_tree_does_not_run_on_a_torus_and_chunks_must_be_whole():
+    why = cl.algorithms("all_reduce", cl.Torus((4, 4), bandwidth=W), reasons=True)["tree"]
+    assert why.startswith("tree is NCCL's algorithm for GPU systems")
+    with pytest.raises(cl.CollectivesError, match="chunks must be a whole number >= 1, got 0"):
+        cl.build("all_reduce", 4, "tree", chunks=0)
+
+
+def test_the_seed_tree_is_binomial_tree():
+    sched = cl.build("all_reduce", 8, "binomial_tree")
+    assert sched.algorithm == "binomial_tree" and sched.num_steps == 6
+    assert cl.builders.entry("all_reduce", "tree").nccl == "TREE"
+    assert cl.builders.entry("all_reduce", "binomial_tree").nccl is None
