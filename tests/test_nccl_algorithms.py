@@ -143,3 +143,58 @@ def test_the_seed_tree_is_binomial_tree():
     assert sched.algorithm == "binomial_tree" and sched.num_steps == 6
     assert cl.builders.entry("all_reduce", "tree").nccl == "TREE"
     assert cl.builders.entry("all_reduce", "binomial_tree").nccl is None
+
+
+# ----------------------------------------------------------------- NVLS
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 12, 16])
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "all_reduce"])
+def test_nvls_replays(collective, n):
+    sched = cl.build(collective, n, "nvls")
+    assert sched.algorithm == "nvls"
+    cl.check(sched)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 72])
+def test_nvls_all_reduce_moves_n_plus_one_over_n_each_way(n):
+    sw = cl.Switch(n, bandwidth=450e9, latency=0.3e-6, in_network=True, agent_latency=12.5e-6)
+    sched = cl.build("all_reduce", sw, "nvls")
+    assert sched.agents == ("switch", "multicast")
+    V = n * 2**26
+    r = cl.simulate(sched, sw, V)
+    up, down = sw.links.src < n, sw.links.dst < n
+    assert np.allclose(r.link_bytes[up], (n + 1) / n * V)
+    assert np.allclose(r.link_bytes[down], (n + 1) / n * V)
+    assert np.allclose(sched.bytes_sent(V)[:n], (n + 1) / n * V)
+    assert r.time == pytest.approx(costs.nvls_all_reduce(n, V, 450e9, 12.8e-6), rel=1e-12)
+    assert r.time == pytest.approx((n + 1) / n * V / 450e9, rel=1e-12)     # big V: the links
+    ring = cl.simulate(cl.build("all_reduce", sw, "ring"), sw, V).time
+    assert ring / r.time == pytest.approx(2 * (n - 1) / (n + 1), rel=1e-2)  # 14/9 at n = 8, plus latency
+
+
+def test_nvls_tiny_all_reduce_pays_four_crossings_of_the_switch():
+    node = cl.nvswitch_node("dgx-h100")
+    r = cl.simulate(cl.build("all_reduce", node, "nvls"), node, 8)
+    assert r.time == pytest.approx(4 * (0.3e-6 + 12.5e-6), rel=1e-3)
+
+
+def test_nvls_on_the_gpus_of_each_node_of_a_cluster():
+    topo = cl.GpuCluster("dgx-h100", 2)
+    for coll in ("all_gather", "reduce_scatter", "all_reduce"):
+        sched = cl.build(coll, topo, "nvls", axes="gpu")
+        cl.check(sched)
+        assert set(sched.agents) <= {"nvswitch0", "nvswitch1", "multicast0", "multicast1"}
+    sched = cl.build("all_reduce", topo, "nvls", axes="gpu")
+    assert sched.agents == ("nvswitch0", "multicast0", "nvswitch1", "multicast1")
+    r = cl.simulate(sched, topo, 2**30)
+    assert r.link_bytes[topo.links.klass == 2].sum() == 0                # NVLink only
+
+
+def test_nvls_needs_an_in_network_switch():
+    why = cl.algorithms("all_reduce", cl.Switch(8, bandwidth=W), reasons=True)["nvls"]
+    assert why.startswith("nvls needs a switch that reduces and multicasts in the network")
+    why = cl.algorithms("all_gather", cl.GpuCluster("dgx-h100", 2), reasons=True)["nvls"]
+    assert "across nodes NCCL runs nvls_tree" in why
+    assert cl.builders.entry("all_gather", "nvls").nccl == "NVLS"
+    assert "multicast" not in cl.builders.entries("all_gather")
+    assert "multicast" in cl.builders.entries("broadcast")

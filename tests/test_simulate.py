@@ -157,10 +157,10 @@ def test_sharp_at_eight_gpus_is_1_75x():
     assert costs.sharp_speedup(8) == pytest.approx(1.75)
 
 
-def test_multicast_all_gather_wastes_one_eighth():
+def test_nvls_all_gather_wastes_one_eighth():
     node = cl.nvswitch_node("dgx-h100")
     V = 8 * 2**27
-    mc = cl.simulate(cl.build("all_gather", node, "multicast"), node, V)
+    mc = cl.simulate(cl.build("all_gather", node, "nvls"), node, V)
     ring_ = cl.simulate(cl.build("all_gather", node, "ring"), node, V)
     down = np.array([node.links.src[i] == node.switch_node for i in range(len(node.links))])
     assert mc.link_bytes[down].max() == pytest.approx(V)               # every block, own one too

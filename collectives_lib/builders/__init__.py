@@ -68,9 +68,18 @@ def _groups(topology: Topology | None, n: int | None, axes) -> tuple[np.ndarray,
 
 
 def _agent_namer(topology: Topology | None, groups: np.ndarray) -> Callable[[int, str], str]:
+    """Global names of a one-group schedule's agents. On a GPU cluster a group's
+    ``"switch"`` is its node's NVSwitch (``nvswitch<m>``) and ``"multicast"`` that
+    switch's NVLS multicast group (``multicast<m>``); names a whole-cluster builder
+    gives (``nvswitch3``, ``leaf0.2``, ``spine``) are the cluster's own."""
     if isinstance(topology, GpuCluster):
         def name(g: int, local: str) -> str:
-            return f"nvswitch{int(groups[g, 0]) // topology.gpus_per_node}"
+            node = int(groups[g, 0]) // topology.gpus_per_node
+            if local in ("switch", "nvswitch"):
+                return f"nvswitch{node}"
+            if local == "multicast":
+                return f"multicast{node}"
+            return local
         return name
     return lambda g, local: local if groups.shape[0] == 1 else f"{local}{g}"
 

@@ -98,15 +98,17 @@ class GpuCluster(Topology):
     def agent_node(self, name: str) -> int:
         if name == "spine":
             return self.spine_node
-        if name in ("switch", "nvswitch") and self.num_nodes == 1:
+        if name in ("switch", "nvswitch", "multicast") and self.num_nodes == 1:
             return self.nvswitch_node(0)
-        if name.startswith("nvswitch"):
-            try:
-                k = int(name[8:])
-            except ValueError:
-                k = -1
-            if 0 <= k < self.num_nodes:
-                return self.nvswitch_node(k)
+        # "multicast<m>": node m's NVLS multicast group, a second buffer in its NVSwitch
+        for prefix in ("nvswitch", "multicast"):
+            if name.startswith(prefix):
+                try:
+                    k = int(name[len(prefix):])
+                except ValueError:
+                    k = -1
+                if 0 <= k < self.num_nodes:
+                    return self.nvswitch_node(k)
         return super().agent_node(name)
 
     def reduce_rate(self, node: int) -> float | None:
