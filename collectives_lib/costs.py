@@ -272,6 +272,25 @@ def nvls_all_reduce(n: int, V: float, W: float, crossing: float = 0.0,
     return max(4 * crossing + max(V / W, reduce_seconds - crossing), (n + 1) / n * V / W)
 
 
+def nvls_tree_all_reduce_two_nodes(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                                   alpha_nic: float = 0.0, crossing: float = 0.0,
+                                   reduce_seconds: float = 0.0, chunks: int = 8) -> float:
+    """NVLS_TREE over two nodes of ``gpus`` GPUs, its stages streaming.
+
+    NVLS reduce-scatter (two crossings of the NVSwitch, ``c`` each), the tree of
+    :func:`tree_all_reduce_two_nodes` with one GPU per node on every rail carrying
+    ``V / gpus`` (``chunks + 1`` steps of ``alpha_nic``), then the NVLS all-gather
+    (two crossings): ``max(4c + (chunks+1) alpha_nic + max(V / W_nvlink, R - c, B_tree),
+    (gpus+1)/gpus V / W_nvlink, V / (gpus W_nic))``, with ``B_tree`` the tree's
+    bandwidth term (``V / (gpus W_nic)``) and ``R`` the switch adders' time.
+    """
+    G, K = check_num_ranks(gpus, what="GPUs per node"), int(chunks)
+    tree_latency = (K + 1) * alpha_nic
+    tree = tree_all_reduce_two_nodes(1, V / G, W_nic, W_nvlink, alpha_nic, 0.0, K) - tree_latency
+    stages = 4 * crossing + tree_latency + max(V / W_nvlink, reduce_seconds - crossing, tree)
+    return max(stages, (G + 1) / G * V / W_nvlink, V / (G * W_nic))
+
+
 def sharp_speedup(n: int) -> float:
     """Ideal SHARP speed-up over the ring all-reduce: ``2 (n-1) / n`` (1.75 at n = 8)."""
     n = check_num_ranks(n)

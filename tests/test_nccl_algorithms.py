@@ -198,3 +198,47 @@ def test_nvls_needs_an_in_network_switch():
     assert cl.builders.entry("all_gather", "nvls").nccl == "NVLS"
     assert "multicast" not in cl.builders.entries("all_gather")
     assert "multicast" in cl.builders.entries("broadcast")
+
+
+# ----------------------------------------------------------------- NVLS_TREE
+
+@pytest.mark.parametrize("nodes", [2, 3, 4])
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_nvls_tree_replays(nodes, gpus):
+    sched = cl.builders.hierarchical.nvls_tree_all_reduce(nodes, gpus, chunks=3)
+    cl.check(sched)
+    H = math.ceil(math.log2(nodes))
+    assert sched.num_steps == 2 + (2 * H + 3 - 1) + 2          # NVLS in, tree, NVLS out
+
+
+def test_nvls_tree_only_the_tree_crosses_the_network():
+    topo = cl.GpuCluster("dgx-h100", 4)
+    V = 2**28
+    sched = cl.build("all_reduce", topo, "nvls_tree")
+    cl.check(sched)
+    r = cl.simulate(sched, topo, V)
+    links = topo.links
+    nic_up = (links.klass == 2) & (links.src < topo.num_ranks)
+    nvl_up = (links.klass == 1) & (links.src < topo.num_ranks)
+    # NVLink: the array into the switch, the slice into the multicast group
+    assert np.allclose(r.link_bytes[nvl_up], V + V / 8)
+    # a NIC: its rail's two trees over the slice (interior in one, a leaf in the other)
+    assert r.link_bytes[nic_up].max() == pytest.approx(2 * V / 8)
+    assert r.link_bytes[links.dst == topo.spine_node].sum() == 0
+
+
+def test_nvls_tree_over_two_nodes_meets_its_closed_form():
+    topo = cluster(2)
+    for V in (4096, 3 * 2**20, 2**30):
+        got = cl.simulate(cl.build("all_reduce", topo, "nvls_tree", chunks=4), topo, V).time
+        want = costs.nvls_tree_all_reduce_two_nodes(8, V, W / 2, 4 * W, 2 * LAT,
+                                                    LAT / 4 + 12.5e-6, 8 * V / 4 / 1.6e12, 4)
+        assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_nvls_tree_needs_two_nodes_of_nvls():
+    why = cl.algorithms("all_reduce", cl.GpuCluster("dgx-h100", 1), reasons=True)["nvls_tree"]
+    assert why.startswith("nvls_tree joins nodes with a tree") and "use nvls" in why
+    why = cl.algorithms("all_reduce", cl.GpuCluster("dgx-h100", 2), axes="gpu", reasons=True)["nvls_tree"]
+    assert why.startswith("nvls_tree runs over every GPU of a GPU cluster")
+

@@ -6,6 +6,12 @@ so the slower one sets the pace. Reduce-scatter is its dual and all-reduce the
 pair. The hierarchical all-to-all regroups by destination GPU inside the node,
 then exchanges along each rail: every byte still crosses the network.
 
+NCCL's hierarchical all-reduces (all stages streaming):
+
+* ``nvls_tree`` (NVLS_TREE): an NVLS reduce-scatter inside each node (GPU g ends
+  with its node's sum of slice g), NCCL's double binary tree across the nodes
+  among the GPUs g (rail g), then an NVLS all-gather inside each node.
+
 Introduced in the chapter *GPU collectives across nodes*.
 """
 
@@ -17,13 +23,14 @@ import numpy as np
 
 from .. import costs
 from ..errors import CollectivesError
-from ..schedule import Schedule, Step, all_reduce_from, boxes_array, dual
+from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, all_reduce_from, boxes_array, dual
 from ..topology import GpuCluster
 from .alltoall import all_to_all_schedule
 from .innetwork import direct_all_gather
 from .registry import Group, register
 from .rings import ring_all_gather
 from .torus import lift_line
+from .trees import double_binary_tree, pipelined_tree_all_reduce
 
 
 def hierarchical_all_gather(nodes: int, gpus: int, *, intra: str = "ring") -> Schedule:
@@ -86,6 +93,73 @@ def hierarchical_all_to_all(nodes: int, gpus: int) -> Schedule:
 
 
 # ---------------------------------------------------------------------------
+# NCCL's NVLS_TREE all-reduce
+# ---------------------------------------------------------------------------
+
+def _slices(nodes: int, gpus: int, g, extra=()) -> np.ndarray:
+    """Boxes of slice ``g`` (every node's block g: ``(*, g)``) on a ``(nodes, gpus, ...)``
+    grid, whole on the ``extra`` axes."""
+    g = np.atleast_1d(np.asarray(g))
+    return boxes_array([(0, nodes), (g, 1)] + [(0, e) for e in extra], len(g))
+
+
+def nvls_tree_all_reduce(nodes: int, gpus: int, chunks: int = 8) -> Schedule:
+    """NCCL's NVLS_TREE: NVLS inside the nodes, a double binary tree between them.
+
+    1. NVLS reduce-scatter: every GPU sends its array into its node's NVSwitch
+       (``nvswitch<m>``), which returns to GPU g the node's sum of slice g (block
+       ``(*, g)``, 1/gpus of the array).
+    2. Between the nodes, on every rail at once: GPU g of each node all-reduces its
+       slice over NCCL's two complementary trees (half the slice each) in ``chunks``
+       chunks per tree (:func:`~collectives_lib.builders.trees.pipelined_tree_all_reduce`).
+    3. NVLS all-gather: GPU g stores the result into its node's multicast group
+       (``multicast<m>``), which writes every slice to every GPU of the node.
+
+    The stages stream (pipelined). Slots ``(nodes, gpus, 2, chunks)``: slice, tree
+    half, chunk. Only the tree crosses the network: each NIC carries about
+    ``2 V / gpus``, the ring's share, in ``2 log2(nodes) + chunks - 1`` steps.
+    """
+    M, G, K = nodes, gpus, int(chunks)
+    n = M * G
+    r = np.arange(n)
+    node, gpu = r // G, r % G
+    ranks = r.reshape(M, G)
+    shape = (M, G, 2, K)
+    switch, mcast = n + node, n + M + node
+    steps = [Step(Traffic.make(r, switch, REDUCE, 1.0), boxes_array([(0, M), (0, G), (0, 2), (0, K)], n),
+                  "NVLS load-reduce"),
+             Step(Traffic.make(switch, r, COPY, 1.0 / G), _slices(M, G, gpu, (2, K)), "reduced slice")]
+    rail = pipelined_tree_all_reduce(list(double_binary_tree(M)), K) if M > 1 else None
+    cache: dict[int, Traffic] = {}
+    for st in rail.steps if rail is not None else ():
+        t = st.traffic
+        if id(t) not in cache:              # rail g: local rank m is GPU g of node m
+            cache[id(t)] = Traffic.make(ranks[t.src].T.ravel(), ranks[t.dst].T.ravel(),
+                                        np.tile(t.op, G), np.tile(t.fraction, G) / G)
+
+        def chunks_of(st=st, T=len(t)):
+            b = st.boxes                                    # (T, 3, 2): (*, tree, chunk)
+            out = np.empty((G * T, 4, 2), dtype=np.int64)
+            out[:, 0] = (0, M)
+            out[:, 1, 0], out[:, 1, 1] = np.repeat(np.arange(G), T), 1
+            out[:, 2:] = np.tile(b[:, 1:], (G, 1, 1))
+            return out
+        steps.append(Step(cache[id(t)], chunks_of, "tree between nodes"))
+    # NVLS all-gather: GPU g stores slice g; node m's multicast group writes all slices to all
+    steps.append(Step(Traffic.make(r, mcast, COPY, 1.0 / G), _slices(M, G, gpu, (2, K)), "store"))
+    src = n + M + np.repeat(node, G)                           # (m, slice g) -> (m, g')
+    dst = (np.repeat(node, G) * G + np.tile(np.arange(G), n))
+    steps.append(Step(Traffic.make(src, dst, COPY, 1.0 / G), _slices(M, G, np.repeat(gpu, G), (2, K)),
+                      "multicast"))
+    agents = tuple(f"nvswitch{m}" for m in range(M)) + tuple(f"multicast{m}" for m in range(M))
+    return Schedule.local("all_reduce", "nvls_tree", n, shape, steps, group_shape=(M, G),
+                          routing="routed", agents=agents, pipelined=True,
+                          description=f"NVLS_TREE: NVLS reduce-scatter in each node, a double "
+                                      f"binary tree across the {M} nodes on every rail "
+                                      f"({K} chunks per tree), NVLS all-gather in each node")
+
+
+# ---------------------------------------------------------------------------
 # Registered
 # ---------------------------------------------------------------------------
 
@@ -145,3 +219,40 @@ register("hierarchical", "all_reduce", applies=_reason, description=_DESCRIPTION
 register("hierarchical", "all_to_all", applies=_reason, description=_DESCRIPTION,
          cost=_a2a_cost)(lambda g: hierarchical_all_to_all(g.topology.num_nodes,
                                                            g.topology.gpus_per_node))
+
+
+def _nvls_tree_reason(group: Group) -> str | None:
+    if not group.whole_cluster:
+        return ("nvls_tree runs over every GPU of a GPU cluster of NVLS nodes (both its node "
+                "and gpu axes, the default)")
+    topo = group.topology
+    if not topo.system.nvls:
+        return f"nvls_tree needs NVLS nodes (NVSwitches that reduce and multicast); {topo!r} has none"
+    if topo.num_nodes < 2:
+        return f"nvls_tree joins nodes with a tree; {topo!r} has one node: use nvls (axes=gpu)"
+    return None
+
+
+def _nvls_crossing(topo: GpuCluster) -> tuple[float, float]:
+    """One trip into or out of a node's NVSwitch as a participant, and the time its
+    adders need per byte of one GPU's array (0: as fast as the links)."""
+    crossing = topo.nvlink_latency + topo.agent_latency(topo.nvswitch_node(0))
+    per_byte = topo.gpus_per_node / 4 / topo.reduce_flops if topo.reduce_flops else 0.0
+    return crossing, per_byte
+
+
+def _nvls_tree_cost(group: Group, nbytes: float) -> float | None:
+    topo = group.topology
+    if topo.num_nodes != 2 or topo.num_nodes > topo.nodes_per_su:
+        return None
+    crossing, per_byte = _nvls_crossing(topo)
+    return costs.nvls_tree_all_reduce_two_nodes(
+        topo.gpus_per_node, nbytes, topo.nic_bandwidth, topo.nvlink_bandwidth,
+        2 * topo.nic_latency, crossing, per_byte * nbytes, group.chunks)
+
+
+register("nvls_tree", "all_reduce", applies=_nvls_tree_reason, cost=_nvls_tree_cost, nccl="NVLS_TREE",
+         description="NVLS reduce-scatter in each node, a double binary tree across nodes per rail, "
+                     "NVLS all-gather; pipelined"
+         )(lambda g: nvls_tree_all_reduce(g.topology.num_nodes, g.topology.gpus_per_node, g.chunks))
+

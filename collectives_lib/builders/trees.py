@@ -223,7 +223,7 @@ def nccl_tree_all_reduce(group: Group) -> Schedule:
     """NCCL's tree for the group: double binary trees with a chain per node and a
     channel per NIC over a whole cluster, double binary trees over one GPU per node
     (``axes=node``), and one chain per GPU on a switch."""
-    topo, K = group.topology, _chunks(group)
+    topo, K = group.topology, group.chunks
     if isinstance(topo, GpuCluster) and group.whole_cluster:
         trees = cluster_trees(topo.num_nodes, topo.gpus_per_node)
         what = (f"{topo.gpus_per_node} channels, each a pair of binary trees over the "
@@ -267,13 +267,6 @@ def _on_switch(formula):
     return cost
 
 
-def _chunks(group: Group) -> int:
-    chunks = group.options.get("chunks", 8)
-    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
-        raise CollectivesError(f"chunks must be a whole number >= 1, got {chunks!r}")
-    return int(chunks)
-
-
 def _one_axis(group: Group) -> str | None:
     if group.on_torus_axes:
         return "the pipelined chain runs along one axis: pass axes=x (--axes x)"
@@ -281,7 +274,7 @@ def _one_axis(group: Group) -> str | None:
 
 
 _binomial_cost = _on_switch(lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
-_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, _chunks(g)))
+_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
 
 def _tree_reason(group: Group) -> str | None:
     if isinstance(group.topology, Torus):
@@ -294,7 +287,7 @@ def _tree_reason(group: Group) -> str | None:
 def _tree_cost(group: Group, nbytes: float) -> float | None:
     """Closed forms: one switch (or the GPUs of a node), and one or two nodes of a
     cluster whose trees stay inside one Scalable Unit."""
-    topo, K = group.topology, _chunks(group)
+    topo, K = group.topology, group.chunks
     if isinstance(topo, Switch):
         W, alpha = group.link()
         return costs.tree_all_reduce(group.n, nbytes, W, alpha, K)
@@ -323,7 +316,7 @@ register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds",
          cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
 register("chain", "broadcast", applies=_one_axis, cost=_chain_cost,
          description="pipelined chain: the array streams down the line in chunks"
-         )(lambda g: chain_broadcast(g.n, g.root, _chunks(g)))
+         )(lambda g: chain_broadcast(g.n, g.root, g.chunks))
 register("chain", "reduce", applies=_one_axis, cost=_chain_cost,
          description="pipelined chain: partial sums stream up the line in chunks"
-         )(lambda g: dual(chain_broadcast(g.n, g.root, _chunks(g))))
+         )(lambda g: dual(chain_broadcast(g.n, g.root, g.chunks)))
