@@ -291,6 +291,37 @@ def nvls_tree_all_reduce_two_nodes(gpus: int, V: float, W_nic: float, W_nvlink: 
     return max(stages, (G + 1) / G * V / W_nvlink, V / (G * W_nic))
 
 
+def collnet_direct_all_reduce(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                              lat_nic: float = 0.0, lat_nvlink: float = 0.0) -> float:
+    """CollNet direct (InfiniBand SHARP) inside one Scalable Unit, stages streaming.
+
+    An NVLink reduce-scatter inside the node (one step, two links: ``(g-1)/g V``
+    per GPU link), the node's slice into the leaf switch and back (one link each
+    way, ``V/g``), an NVLink all-gather: ``max(4 l_nvl + 2 l_nic + max(A, B), 2A, B)``
+    with ``A = (g-1)/g V / W_nvlink`` and ``B = V / (g W_nic)``; ``l_*`` per link.
+    The NVLink links carry the reduce-scatter and the all-gather, ``2A`` in all.
+    """
+    G = check_num_ranks(gpus, what="GPUs per node")
+    A = (G - 1) / G * V / W_nvlink
+    B = V / (G * W_nic)
+    lat = (4 * lat_nvlink if G > 1 else 0.0) + 2 * lat_nic
+    return max(lat + max(A, B), 2 * A, B)
+
+
+def collnet_chain_all_reduce(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                             lat_nic: float = 0.0, lat_nvlink: float = 0.0) -> float:
+    """CollNet chain (InfiniBand SHARP) inside one Scalable Unit, every hop streaming.
+
+    ``g - 1`` NVLink hops up each channel's chain and ``g - 1`` down (two links
+    each, ``V/g`` per hop), the head's slice into the leaf and back:
+    ``max(4 (g-1) l_nvl + 2 l_nic + V / (g min(W_nvlink, W_nic)), 2 (g-1)/g V / W_nvlink)``
+    (NCCL's latency count ``2 (ppn-1)`` intra-node steps plus the network).
+    """
+    G = check_num_ranks(gpus, what="GPUs per node")
+    lat = 4 * (G - 1) * lat_nvlink + 2 * lat_nic
+    return max(lat + V / (G * min(W_nvlink, W_nic)), 2 * (G - 1) / G * V / W_nvlink, V / (G * W_nic))
+
+
 def sharp_speedup(n: int) -> float:
     """Ideal SHARP speed-up over the ring all-reduce: ``2 (n-1) / n`` (1.75 at n = 8)."""
     n = check_num_ranks(n)

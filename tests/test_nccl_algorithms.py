@@ -242,3 +242,52 @@ def test_nvls_tree_needs_two_nodes_of_nvls():
     why = cl.algorithms("all_reduce", cl.GpuCluster("dgx-h100", 2), axes="gpu", reasons=True)["nvls_tree"]
     assert why.startswith("nvls_tree runs over every GPU of a GPU cluster")
 
+
+# ----------------------------------------------------------------- CollNet (InfiniBand SHARP)
+
+@pytest.mark.parametrize("name", ["collnet_direct", "collnet_chain"])
+@pytest.mark.parametrize("nodes, per_su", [(2, 32), (3, 32), (4, 32), (3, 2), (4, 1)],
+                         ids=["2", "3", "4", "3_in_2su", "4_in_4su"])
+def test_collnet_replays(name, nodes, per_su):
+    topo = cl.GpuCluster("dgx-h100", nodes, sharp=True, nodes_per_su=per_su)
+    sched = cl.build("all_reduce", topo, name)
+    cl.check(sched)
+    spine = "spine" in sched.agents
+    assert spine == (topo.num_sus > 1)
+    G = 8
+    inside = 2 * (G - 1) if name == "collnet_chain" else 2
+    assert sched.num_steps == inside + 2 + (2 if spine else 0)
+
+
+@pytest.mark.parametrize("name, formula", [("collnet_direct", costs.collnet_direct_all_reduce),
+                                           ("collnet_chain", costs.collnet_chain_all_reduce)])
+@pytest.mark.parametrize("V", [4096, 3 * 2**20, 2**30])
+def test_collnet_meets_its_closed_form(name, formula, V):
+    topo = cluster(3, sharp=True)
+    got = cl.simulate(cl.build("all_reduce", topo, name), topo, V)
+    assert got.time == pytest.approx(formula(8, V, W / 2, 4 * W, LAT, LAT / 4), rel=1e-12)
+    # every GPU's NIC carries its slice once each way: V / 8
+    nic_up = (topo.links.klass == 2) & (topo.links.src < topo.num_ranks)
+    assert np.allclose(got.link_bytes[nic_up], V / 8)
+
+
+def test_collnet_sums_in_the_leaves_and_the_spine():
+    topo = cl.GpuCluster("dgx-h100", 4, sharp=True, nodes_per_su=2)
+    sched = cl.build("all_reduce", topo, "collnet_direct")
+    assert sched.agents == tuple(f"leaf{su}.{g}" for su in (0, 1) for g in range(8)) + ("spine",)
+    V = 2**26
+    r = cl.simulate(sched, topo, V)
+    leaf_up = topo.links.dst == topo.spine_node
+    assert np.allclose(r.link_bytes[leaf_up], V / 8)           # one partial sum per rail and SU
+
+
+def test_collnet_needs_sharp():
+    plain = cl.algorithms("all_reduce", cl.GpuCluster("dgx-h100", 2), reasons=True)
+    assert plain["collnet_direct"].startswith("collnet_direct needs InfiniBand SHARP")
+    big = cl.algorithms("all_reduce", cl.GpuCluster("gb200-nvl72", 2, sharp=True), reasons=True)
+    assert big["collnet_chain"].startswith("NCCL runs collnet_chain with at most 8 GPUs per node")
+    assert repr(cl.GpuCluster("dgx-h100", 2, sharp=True)) == "GpuCluster('dgx-h100', num_nodes=2, sharp=True)"
+    assert cl.GpuCluster("dgx-h100", 2, sharp=True) != cl.GpuCluster("dgx-h100", 2)
+    with pytest.raises(cl.CollectivesError, match="sharp must be True or False, got 'yes'"):
+        cl.GpuCluster("dgx-h100", 2, sharp="yes")
+

@@ -40,6 +40,8 @@ TOPOLOGIES = {
     "cluster2x4_node": (_cluster(2), "node"),
     "cluster4x8_node": (_cluster(4), "node"),
     "cluster3x8_node": (_cluster(3), "node"),
+    "sharp_cluster2": _cluster(2, sharp=True),
+    "sharp_cluster3_2su": _cluster(3, sharp=True, nodes_per_su=2),
 }
 
 

@@ -147,8 +147,9 @@ def test_replay_on_tpu_slices_with_groups(spec, axes, collective):
 @pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "all_reduce", "all_to_all",
                                         "broadcast", "reduce"])
 @pytest.mark.parametrize("axes", [None, "node", "gpu"])
-def test_replay_on_gpu_clusters(collective, axes):
-    topo = cl.GpuCluster("dgx-h100", 4)
+@pytest.mark.parametrize("sharp", [False, True], ids=["ib", "ib_sharp"])
+def test_replay_on_gpu_clusters(collective, axes, sharp):
+    topo = cl.GpuCluster("dgx-h100", 4, sharp=sharp)
     for alg in cl.algorithms(collective, topo, axes):
         cl.check(cl.build(collective, topo, alg, axes=axes))
 

@@ -11,6 +11,15 @@ NCCL's hierarchical all-reduces (all stages streaming):
 * ``nvls_tree`` (NVLS_TREE): an NVLS reduce-scatter inside each node (GPU g ends
   with its node's sum of slice g), NCCL's double binary tree across the nodes
   among the GPUs g (rail g), then an NVLS all-gather inside each node.
+* ``collnet_direct`` (COLLNET_DIRECT): inside the node GPU g reduces slice g
+  from its peers directly over NVLink, sends it into the InfiniBand fabric, which
+  sums it across nodes (SHARP) and sends it back; the node all-gathers.
+* ``collnet_chain`` (COLLNET_CHAIN): one chain per channel inside the node,
+  reducing towards the channel's head GPU, whose NIC joins the fabric's sum;
+  the chain then broadcasts the result back.
+
+The fabric's sums happen in the leaf switch of each rail (``leaf<su>.<rail>``)
+and, where the nodes span several Scalable Units, in the spine.
 
 Introduced in the chapter *GPU collectives across nodes*.
 """
@@ -93,7 +102,7 @@ def hierarchical_all_to_all(nodes: int, gpus: int) -> Schedule:
 
 
 # ---------------------------------------------------------------------------
-# NCCL's NVLS_TREE all-reduce
+# NCCL's NVLS_TREE and CollNet all-reduces
 # ---------------------------------------------------------------------------
 
 def _slices(nodes: int, gpus: int, g, extra=()) -> np.ndarray:
@@ -157,6 +166,114 @@ def nvls_tree_all_reduce(nodes: int, gpus: int, chunks: int = 8) -> Schedule:
                           description=f"NVLS_TREE: NVLS reduce-scatter in each node, a double "
                                       f"binary tree across the {M} nodes on every rail "
                                       f"({K} chunks per tree), NVLS all-gather in each node")
+
+
+def _sharp_agents(topo: GpuCluster) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The fabric's adders for a cluster: agent names, and for every (node, gpu) the
+    index of its leaf agent; the spine's index (-1 in one Scalable Unit)."""
+    M, G = topo.num_nodes, topo.gpus_per_node
+    su = np.arange(M) // topo.nodes_per_su
+    rail = np.arange(G) % topo.rails
+    names, leaf = [], np.zeros((M, G), dtype=np.int64)
+    for m in range(M):
+        for g in range(G):
+            name = f"leaf{su[m]}.{rail[g]}"
+            if name not in names:
+                names.append(name)
+            leaf[m, g] = names.index(name)
+    spine = -1
+    if topo.num_sus > 1:
+        names.append("spine")
+        spine = len(names) - 1
+    return names, leaf, np.full(1, spine)
+
+
+def _network_sum(topo: GpuCluster, heads: np.ndarray, slices: np.ndarray) -> tuple[list, list[str]]:
+    """Steps in which ``heads[i]`` (ranks) send slice ``slices[i]`` into the fabric and
+    get back its sum over the nodes: the leaves of their rails add what their
+    Scalable Unit sends; across Scalable Units the leaves send their sums to the spine,
+    which adds those and sends the total back down."""
+    M, G = topo.num_nodes, topo.gpus_per_node
+    n = M * G
+    names, leaf_of, spine = _sharp_agents(topo)
+    node, gpu = heads // G, heads % G
+    leaf = n + leaf_of[node, gpu]
+    box = _slices(M, G, slices)
+    steps = [Step(Traffic.make(heads, leaf, REDUCE, 1.0 / G), box, "reduce in the fabric (SHARP)")]
+    if spine[0] >= 0:
+        # one transfer per (leaf, slice) that the leaf summed
+        pairs = sorted(set(zip(leaf.tolist(), slices.tolist())))
+        lf = np.array([p[0] for p in pairs])
+        sl = np.array([p[1] for p in pairs])
+        top = np.full(len(pairs), n + spine[0])
+        steps.append(Step(Traffic.make(lf, top, REDUCE, 1.0 / G), _slices(M, G, sl), "reduce at the spine"))
+        steps.append(Step(Traffic.make(top, lf, COPY, 1.0 / G), _slices(M, G, sl), "back to the leaves"))
+    steps.append(Step(Traffic.make(leaf, heads, COPY, 1.0 / G), box, "multicast from the fabric"))
+    return steps, names
+
+
+def collnet_direct_all_reduce(topo: GpuCluster) -> Schedule:
+    """NCCL's COLLNET_DIRECT over a cluster whose fabric reduces (SHARP).
+
+    GPU g of every node reduces slice g (block ``(*, g)``) from its node peers
+    directly over NVLink (every GPU sends each peer its slice), sends the node's sum
+    into the fabric through its NIC, gets the sum over all nodes back, and sends it
+    directly to its node peers. Four streaming stages (six across Scalable Units):
+    one NVLink step and one fabric crossing each way.
+    """
+    M, G = topo.num_nodes, topo.gpus_per_node
+    n = M * G
+    r = np.arange(n)
+    node, gpu = r // G, r % G
+    peers = (gpu[:, None] + np.arange(1, G)[None, :]) % G            # (n, G-1)
+    src = np.repeat(r, G - 1)
+    dst = (node[:, None] * G + peers).ravel()
+    steps = []
+    if G > 1:
+        steps.append(Step(Traffic.make(src, dst, REDUCE, 1.0 / G), _slices(M, G, peers.ravel()),
+                          "reduce-scatter in node (NVLink)"))
+    fabric, agents = _network_sum(topo, r, gpu)
+    steps += fabric
+    if G > 1:
+        steps.append(Step(Traffic.make(src, dst, COPY, 1.0 / G), _slices(M, G, np.repeat(gpu, G - 1)),
+                          "all-gather in node (NVLink)"))
+    return Schedule.local("all_reduce", "collnet_direct", n, (M, G), steps, group_shape=(M, G),
+                          routing="routed", agents=tuple(agents), pipelined=True,
+                          description="CollNet direct: each GPU reduces its slice from its node "
+                                      "peers over NVLink, the InfiniBand fabric sums it across "
+                                      "nodes (SHARP), and the node all-gathers it")
+
+
+def collnet_chain_all_reduce(topo: GpuCluster) -> Schedule:
+    """NCCL's COLLNET_CHAIN over a cluster whose fabric reduces (SHARP).
+
+    One channel per GPU of a node, channel c carrying slice c: in every node the
+    GPUs form a chain ``c, c+1, ...`` whose head, GPU c, has the channel's NIC. The
+    slice is reduced down the chain towards the head (``gpus - 1`` NVLink hops), the
+    head sends it into the fabric, which sums it over the nodes and sends it back,
+    and the chain broadcasts it (``gpus - 1`` hops). Every hop is a streaming stage.
+    """
+    M, G = topo.num_nodes, topo.gpus_per_node
+    n = M * G
+    base = np.repeat(np.arange(M), G) * G                       # per (node, channel)
+    channel = np.tile(np.arange(G), M)
+
+    def at(position):                                           # rank at a chain position
+        return base + (channel + position) % G
+
+    box = _slices(M, G, channel)
+    steps = [Step(Traffic.make(at(p), at(p - 1), REDUCE, 1.0 / G), box, f"chain reduce {G - p}")
+             for p in range(G - 1, 0, -1)]
+    fabric, agents = _network_sum(topo, at(0), channel)
+    steps += fabric
+    steps += [Step(Traffic.make(at(p - 1), at(p), COPY, 1.0 / G), box, f"chain broadcast {p}")
+              for p in range(1, G)]
+    return Schedule.local("all_reduce", "collnet_chain", n, (M, G), steps, group_shape=(M, G),
+                          routing="routed", agents=tuple(agents), pipelined=True,
+                          description="CollNet chain: a chain per channel reduces each slice "
+                                      "towards the GPU with the channel's NIC, the InfiniBand "
+                                      "fabric sums it across nodes (SHARP), and the chain "
+                                      "broadcasts it back")
 
 
 # ---------------------------------------------------------------------------
@@ -256,3 +373,43 @@ register("nvls_tree", "all_reduce", applies=_nvls_tree_reason, cost=_nvls_tree_c
                      "NVLS all-gather; pipelined"
          )(lambda g: nvls_tree_all_reduce(g.topology.num_nodes, g.topology.gpus_per_node, g.chunks))
 
+
+def _collnet_reason(name: str):
+    def test(group: Group) -> str | None:
+        topo = group.topology
+        if not group.whole_cluster:
+            return (f"{name} runs over every GPU of a GPU cluster whose InfiniBand fabric reduces "
+                    f"in the network (GpuCluster(..., sharp=True))")
+        if not topo.sharp:
+            return (f"{name} needs InfiniBand SHARP: the fabric of {topo!r} only forwards; "
+                    f"GpuCluster(..., sharp=True) makes one that reduces")
+        if topo.gpus_per_node > 8:
+            return (f"NCCL runs {name} with at most 8 GPUs per node; {topo!r} has "
+                    f"{topo.gpus_per_node}")
+        if topo.num_nodes < 2:
+            return f"{name} sums across nodes in the fabric; {topo!r} has one node: use nvls or ring"
+        return None
+    return test
+
+
+def _collnet_cost(chain: bool):
+    def cost(group: Group, nbytes: float) -> float | None:
+        topo = group.topology
+        if topo.num_sus > 1:
+            return None
+        formula = costs.collnet_chain_all_reduce if chain else costs.collnet_direct_all_reduce
+        return formula(topo.gpus_per_node, nbytes, topo.nic_bandwidth, topo.nvlink_bandwidth,
+                       topo.nic_latency, topo.nvlink_latency)
+    return cost
+
+
+register("collnet_direct", "all_reduce", applies=_collnet_reason("collnet_direct"),
+         cost=_collnet_cost(False), nccl="COLLNET_DIRECT",
+         description="InfiniBand SHARP: each GPU reduces its slice from its node peers over NVLink, "
+                     "the fabric sums it across nodes, the node all-gathers it"
+         )(lambda g: collnet_direct_all_reduce(g.topology))
+register("collnet_chain", "all_reduce", applies=_collnet_reason("collnet_chain"),
+         cost=_collnet_cost(True), nccl="COLLNET_CHAIN",
+         description="InfiniBand SHARP: a chain per channel reduces towards the GPU with its NIC, "
+                     "the fabric sums across nodes, the chain broadcasts back"
+         )(lambda g: collnet_chain_all_reduce(g.topology))
