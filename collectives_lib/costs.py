@@ -102,6 +102,18 @@ def recursive_doubling_all_gather(n: int, V: float, W: float, alpha: float = 0.0
     return _log2(n) * alpha + (n - 1) / n * V / W
 
 
+def pat_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """PAT (NCCL's all-gather for one GPU per node): ``ceil(log2 n) alpha + (n-1)/n V / W``.
+
+    In the step of distance ``2^d`` a rank sends one message of
+    ``#{j : j 2^(d+1) + 2^d < n}`` blocks to one peer and receives one; over the
+    ``ceil(log2 n)`` steps that is ``n - 1`` blocks, as in a ring. The reduce-scatter
+    (the same steps reversed) costs the same.
+    """
+    n = check_num_ranks(n)
+    return max(n - 1, 0).bit_length() * alpha + (n - 1) / n * V / W
+
+
 def direct_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """Over a switch, every rank's uplink carries its block n-1 times: ``alpha + (n-1)/n V/W``."""
     n = check_num_ranks(n)
@@ -144,6 +156,7 @@ def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
 
 
 # duals
+pat_reduce_scatter = pat_all_gather
 ring_reduce_scatter = ring_all_gather
 bidirectional_ring_reduce_scatter = bidirectional_ring_all_gather
 bidirectional_ring_whole_reduce_scatter = bidirectional_ring_whole_all_gather

@@ -291,3 +291,39 @@ def test_collnet_needs_sharp():
     with pytest.raises(cl.CollectivesError, match="sharp must be True or False, got 'yes'"):
         cl.GpuCluster("dgx-h100", 2, sharp="yes")
 
+
+# ----------------------------------------------------------------- PAT
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 31, 32, 33])
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter"])
+def test_pat_replays_for_any_n(collective, n):
+    sched = cl.build(collective, n, "pat")
+    cl.check(sched)
+    assert sched.num_steps == math.ceil(math.log2(n)) if n > 1 else sched.num_steps == 0
+    assert np.allclose(sched.bytes_sent(n * 1.0)[:n], n - 1)        # n - 1 blocks each
+
+
+def test_pat_sends_the_farthest_first_with_the_least_data():
+    sched = cl.build("all_gather", 16, "pat")
+    dist = [int((t.src[0] - t.dst[0]) % 16) for t in (s.traffic for s in sched.steps)]
+    blocks = [len(s.traffic) // 16 for s in sched.steps]
+    assert dist == [8, 4, 2, 1] and blocks == [1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("nodes", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter"])
+def test_pat_over_the_nodes_meets_its_closed_form(nodes, collective):
+    topo = cluster(nodes)
+    sched = cl.build(collective, topo, "pat", axes="node")
+    cl.check(sched)
+    V = sched.round_size(3 * 2**20)
+    want = math.ceil(math.log2(nodes)) * 2 * LAT + (nodes - 1) / nodes * V / (W / 2)
+    assert cl.simulate(sched, topo, V).time == pytest.approx(want, rel=1e-12)
+    assert want == pytest.approx(costs.pat_all_gather(nodes, V, W / 2, 2 * LAT), rel=1e-12)
+
+
+def test_pat_is_for_one_gpu_per_node():
+    why = cl.algorithms("all_gather", cl.GpuCluster("dgx-h100", 4), reasons=True)["pat"]
+    assert why.startswith("pat is NCCL's algorithm for one GPU per node")
+    assert "pat" in cl.algorithms("all_gather", cl.GpuCluster("dgx-h100", 4), axes="node")
+    assert "pat" not in cl.algorithms("all_gather", cl.nvswitch_node())
