@@ -147,7 +147,8 @@ register("pat", "all_gather", applies=_pat_reason, cost=_pat_cost, nccl="PAT",
          )(lambda g: pat_all_gather(g.n))
 
 register("pat", "reduce_scatter", applies=_pat_reason, cost=_pat_cost, nccl="PAT",
-         description="PAT reversed: the nearest partial sums first, ceil(log2 N) steps (one GPU per node)"
+         description="PAT reversed, reducing: the nearest peer first, with half the blocks; ceil(log2 N) "
+                     "steps (one GPU per node)"
          )(lambda g: dual(pat_all_gather(g.n)))
 
 register("recursive_doubling", "all_reduce", applies=power_of_two("recursive_doubling"),

@@ -276,6 +276,7 @@ def _one_axis(group: Group) -> str | None:
 _binomial_cost = _on_switch(lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
 _chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
 
+
 def _tree_reason(group: Group) -> str | None:
     if isinstance(group.topology, Torus):
         return (f"tree is NCCL's algorithm for GPU systems (a switch, an NVSwitch node, a GPU "
