@@ -259,6 +259,16 @@ def test_collnet_replays(name, nodes, per_su):
     assert sched.num_steps == inside + 2 + (2 if spine else 0)
 
 
+@pytest.mark.parametrize("build", [cl.builders.hierarchical.collnet_direct_all_reduce,
+                                   cl.builders.hierarchical.collnet_chain_all_reduce],
+                         ids=["direct", "chain"])
+@pytest.mark.parametrize("nodes", [2, 3, 4])
+@pytest.mark.parametrize("gpus", [2, 3, 4, 8])
+@pytest.mark.parametrize("per_su, rails", [(32, None), (2, None), (1, 2)], ids=["1su", "2su", "su_per_node_2rails"])
+def test_collnet_replays_on_nodes_of_any_size(build, nodes, gpus, per_su, rails):
+    cl.check(build(nodes, gpus, nodes_per_su=per_su, rails=rails))
+
+
 @pytest.mark.parametrize("name, formula", [("collnet_direct", costs.collnet_direct_all_reduce),
                                            ("collnet_chain", costs.collnet_chain_all_reduce)])
 @pytest.mark.parametrize("V", [4096, 3 * 2**20, 2**30])

@@ -168,12 +168,13 @@ def nvls_tree_all_reduce(nodes: int, gpus: int, chunks: int = 8) -> Schedule:
                                       f"({K} chunks per tree), NVLS all-gather in each node")
 
 
-def _sharp_agents(topo: GpuCluster) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The fabric's adders for a cluster: agent names, and for every (node, gpu) the
-    index of its leaf agent; the spine's index (-1 in one Scalable Unit)."""
-    M, G = topo.num_nodes, topo.gpus_per_node
-    su = np.arange(M) // topo.nodes_per_su
-    rail = np.arange(G) % topo.rails
+def _sharp_agents(nodes: int, gpus: int, nodes_per_su: int, rails: int
+                  ) -> tuple[list[str], np.ndarray, int]:
+    """The fabric's adders: agent names, and for every (node, gpu) the index of its
+    leaf agent; the spine's index (-1 in one Scalable Unit)."""
+    M, G = nodes, gpus
+    su = np.arange(M) // nodes_per_su
+    rail = np.arange(G) % rails
     names, leaf = [], np.zeros((M, G), dtype=np.int64)
     for m in range(M):
         for g in range(G):
@@ -182,46 +183,50 @@ def _sharp_agents(topo: GpuCluster) -> tuple[list[str], np.ndarray, np.ndarray]:
                 names.append(name)
             leaf[m, g] = names.index(name)
     spine = -1
-    if topo.num_sus > 1:
+    if su[-1] > 0:
         names.append("spine")
         spine = len(names) - 1
-    return names, leaf, np.full(1, spine)
+    return names, leaf, spine
 
 
-def _network_sum(topo: GpuCluster, heads: np.ndarray, slices: np.ndarray) -> tuple[list, list[str]]:
+def _network_sum(fabric: tuple[int, int, int, int], heads: np.ndarray, slices: np.ndarray
+                 ) -> tuple[list, list[str]]:
     """Steps in which ``heads[i]`` (ranks) send slice ``slices[i]`` into the fabric and
     get back its sum over the nodes: the leaves of their rails add what their
     Scalable Unit sends; across Scalable Units the leaves send their sums to the spine,
     which adds those and sends the total back down."""
-    M, G = topo.num_nodes, topo.gpus_per_node
+    M, G = fabric[:2]
     n = M * G
-    names, leaf_of, spine = _sharp_agents(topo)
+    names, leaf_of, spine = _sharp_agents(*fabric)
     node, gpu = heads // G, heads % G
     leaf = n + leaf_of[node, gpu]
     box = _slices(M, G, slices)
     steps = [Step(Traffic.make(heads, leaf, REDUCE, 1.0 / G), box, "reduce in the fabric (SHARP)")]
-    if spine[0] >= 0:
+    if spine >= 0:
         # one transfer per (leaf, slice) that the leaf summed
         pairs = sorted(set(zip(leaf.tolist(), slices.tolist())))
         lf = np.array([p[0] for p in pairs])
         sl = np.array([p[1] for p in pairs])
-        top = np.full(len(pairs), n + spine[0])
+        top = np.full(len(pairs), n + spine)
         steps.append(Step(Traffic.make(lf, top, REDUCE, 1.0 / G), _slices(M, G, sl), "reduce at the spine"))
         steps.append(Step(Traffic.make(top, lf, COPY, 1.0 / G), _slices(M, G, sl), "back to the leaves"))
     steps.append(Step(Traffic.make(leaf, heads, COPY, 1.0 / G), box, "multicast from the fabric"))
     return steps, names
 
 
-def collnet_direct_all_reduce(topo: GpuCluster) -> Schedule:
+def collnet_direct_all_reduce(nodes: int, gpus: int, *, nodes_per_su: int = 32,
+                              rails: int | None = None) -> Schedule:
     """NCCL's COLLNET_DIRECT over a cluster whose fabric reduces (SHARP).
 
     GPU g of every node reduces slice g (block ``(*, g)``) from its node peers
     directly over NVLink (every GPU sends each peer its slice), sends the node's sum
     into the fabric through its NIC, gets the sum over all nodes back, and sends it
     directly to its node peers. Four streaming stages (six across Scalable Units):
-    one NVLink step and one fabric crossing each way.
+    one NVLink step and one fabric crossing each way. GPU g uses rail ``g % rails``
+    (default: one rail per GPU); ``nodes_per_su`` nodes share a leaf per rail.
     """
-    M, G = topo.num_nodes, topo.gpus_per_node
+    M, G = nodes, gpus
+    fabric_shape = (M, G, nodes_per_su, rails or G)
     n = M * G
     r = np.arange(n)
     node, gpu = r // G, r % G
@@ -232,7 +237,7 @@ def collnet_direct_all_reduce(topo: GpuCluster) -> Schedule:
     if G > 1:
         steps.append(Step(Traffic.make(src, dst, REDUCE, 1.0 / G), _slices(M, G, peers.ravel()),
                           "reduce-scatter in node (NVLink)"))
-    fabric, agents = _network_sum(topo, r, gpu)
+    fabric, agents = _network_sum(fabric_shape, r, gpu)
     steps += fabric
     if G > 1:
         steps.append(Step(Traffic.make(src, dst, COPY, 1.0 / G), _slices(M, G, np.repeat(gpu, G - 1)),
@@ -244,7 +249,8 @@ def collnet_direct_all_reduce(topo: GpuCluster) -> Schedule:
                                       "nodes (SHARP), and the node all-gathers it")
 
 
-def collnet_chain_all_reduce(topo: GpuCluster) -> Schedule:
+def collnet_chain_all_reduce(nodes: int, gpus: int, *, nodes_per_su: int = 32,
+                             rails: int | None = None) -> Schedule:
     """NCCL's COLLNET_CHAIN over a cluster whose fabric reduces (SHARP).
 
     One channel per GPU of a node, channel c carrying slice c: in every node the
@@ -252,8 +258,10 @@ def collnet_chain_all_reduce(topo: GpuCluster) -> Schedule:
     slice is reduced down the chain towards the head (``gpus - 1`` NVLink hops), the
     head sends it into the fabric, which sums it over the nodes and sends it back,
     and the chain broadcasts it (``gpus - 1`` hops). Every hop is a streaming stage.
+    Rails and Scalable Units as in :func:`collnet_direct_all_reduce`.
     """
-    M, G = topo.num_nodes, topo.gpus_per_node
+    M, G = nodes, gpus
+    fabric_shape = (M, G, nodes_per_su, rails or G)
     n = M * G
     base = np.repeat(np.arange(M), G) * G                       # per (node, channel)
     channel = np.tile(np.arange(G), M)
@@ -264,7 +272,7 @@ def collnet_chain_all_reduce(topo: GpuCluster) -> Schedule:
     box = _slices(M, G, channel)
     steps = [Step(Traffic.make(at(p), at(p - 1), REDUCE, 1.0 / G), box, f"chain reduce {G - p}")
              for p in range(G - 1, 0, -1)]
-    fabric, agents = _network_sum(topo, at(0), channel)
+    fabric, agents = _network_sum(fabric_shape, at(0), channel)
     steps += fabric
     steps += [Step(Traffic.make(at(p - 1), at(p), COPY, 1.0 / G), box, f"chain broadcast {p}")
               for p in range(1, G)]
@@ -392,6 +400,14 @@ def _collnet_reason(name: str):
     return test
 
 
+def _on_cluster(build):
+    """A builder of the group's cluster: its nodes, GPUs, Scalable Units and rails."""
+    def builder(group: Group) -> Schedule:
+        t = group.topology
+        return build(t.num_nodes, t.gpus_per_node, nodes_per_su=t.nodes_per_su, rails=t.rails)
+    return builder
+
+
 def _collnet_cost(chain: bool):
     def cost(group: Group, nbytes: float) -> float | None:
         topo = group.topology
@@ -407,9 +423,9 @@ register("collnet_direct", "all_reduce", applies=_collnet_reason("collnet_direct
          cost=_collnet_cost(False), nccl="COLLNET_DIRECT",
          description="InfiniBand SHARP: each GPU reduces its slice from its node peers over NVLink, "
                      "the fabric sums it across nodes, the node all-gathers it"
-         )(lambda g: collnet_direct_all_reduce(g.topology))
+         )(_on_cluster(collnet_direct_all_reduce))
 register("collnet_chain", "all_reduce", applies=_collnet_reason("collnet_chain"),
          cost=_collnet_cost(True), nccl="COLLNET_CHAIN",
          description="InfiniBand SHARP: a chain per channel reduces towards the GPU with its NIC, "
                      "the fabric sums across nodes, the chain broadcasts back"
-         )(lambda g: collnet_chain_all_reduce(g.topology))
+         )(_on_cluster(collnet_chain_all_reduce))
