@@ -26,6 +26,7 @@ import numpy as np
 
 from . import costs
 from .builders import build_named, reasons
+from .builders.registry import entries
 from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
@@ -47,10 +48,15 @@ class Choice:
 # auto
 # ---------------------------------------------------------------------------
 
-#: The algorithms NCCL runs (the ideal model's ``auto`` on GPU systems chooses among
-#: these, not the textbook extras such as recursive doubling).
-NCCL_MENU = ("ring", "tree", "binomial_tree", "sharp", "nvls", "nvls_tree", "multicast",
-             "hierarchical", "chain", "collnet_direct", "collnet_chain", "pat")
+def nccl_menu(collective) -> list[str]:
+    """The registry's algorithms for ``collective`` that NCCL runs (their ``nccl`` name is set):
+    the ideal model's ``auto`` on GPU systems chooses among these, not the textbook extras
+    such as recursive doubling or the binomial tree.
+
+    >>> nccl_menu("all_reduce")
+    ['ring', 'tree', 'nvls', 'nvls_tree', 'collnet_direct', 'collnet_chain']
+    """
+    return [name for name, entry in entries(as_collective(collective)).items() if entry.nccl]
 
 
 def _fastest(coll: Collective, topology: Topology, names, nbytes: int, axes, options,
@@ -108,8 +114,7 @@ def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=No
     if isinstance(topology, Torus):
         return _tpu_choice(coll, topology, axes, nbytes, options)
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
-    if coll not in ("all_to_all", "send", "gather"):
-        names = [k for k in names if k in NCCL_MENU] or names
+    names = [k for k in names if k in nccl_menu(coll)] or names
     return _fastest(coll, topology, names, nbytes, axes, options,
                     "fastest in the ideal link model for this size, as NCCL's tuner picks")
 

@@ -71,7 +71,22 @@ def ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 
 def bidirectional_ring_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
-    """Bidirectional ring: ``ceil((n-1)/2) (alpha + V / (n W))``, about ``V / (2W)``."""
+    """Bidirectional ring at the bound: ``floor(n/2) alpha + (n-1)/(2n) V / W``.
+
+    Every block goes both ways round; for even n the block opposite its owner goes
+    half each way, so every link carries ``(n-1)/(2n) V``, the bound for a ring.
+    A ring of two has one link each way: ``alpha + V / (2W)``.
+    """
+    n = check_num_ranks(n)
+    return line_all_gather(n, "bidirectional_ring", V / n, W, alpha)
+
+
+def bidirectional_ring_whole_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Bidirectional ring sending whole blocks: ``ceil((n-1)/2) (alpha + V / (n W))``.
+
+    For even n the opposite block goes whole one way in a step of its own, so the
+    ring takes ``V / (2W)`` for its bandwidth instead of ``(n-1)/(2n) V / W``.
+    """
     n = check_num_ranks(n)
     return math.ceil((n - 1) / 2) * (alpha + V / (n * W))
 
@@ -87,6 +102,18 @@ def recursive_doubling_all_gather(n: int, V: float, W: float, alpha: float = 0.0
     return _log2(n) * alpha + (n - 1) / n * V / W
 
 
+def pat_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """PAT (NCCL's all-gather for one GPU per node): ``ceil(log2 n) alpha + (n-1)/n V / W``.
+
+    In the step of distance ``2^d`` a rank sends one message of
+    ``#{j : j 2^(d+1) + 2^d < n}`` blocks to one peer and receives one; over the
+    ``ceil(log2 n)`` steps that is ``n - 1`` blocks, as in a ring. The reduce-scatter
+    (the same steps reversed) costs the same.
+    """
+    n = check_num_ranks(n)
+    return max(n - 1, 0).bit_length() * alpha + (n - 1) / n * V / W
+
+
 def direct_all_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """Over a switch, every rank's uplink carries its block n-1 times: ``alpha + (n-1)/n V/W``."""
     n = check_num_ranks(n)
@@ -100,25 +127,27 @@ def multicast_all_gather(n: int, V: float, W: float) -> float:
 
 
 def mesh_all_gather(dims, V: float, W: float, alpha: float = 0.0, *,
-                    wraparound: bool = True, multi: bool = True) -> float:
+                    wraparound: bool = True, multi: bool = True, whole: bool = False) -> float:
     """All-gather over all axes of a square ``n x n (x n)`` torus or mesh.
 
     ``multi=True``: the data is cut in D parts, part j goes round the axes in
-    rotated order, all at once; phase p moves blocks ``n**p`` times larger, so
-    ``T = sum_p h (alpha + n**p V / (D N W))`` with ``h`` the steps of one axis
-    (``ceil((n-1)/2)`` with wraparound, ``n-1`` without) and ``N = n**D``.
-    ``multi=False`` sends the whole array one axis at a time (D = 1 above,
-    phase after phase). About ``V / (2 D W)`` with wraparound: twice as fast
-    with two axes as with one.
+    rotated order, all at once; phase p moves blocks ``B_p = n**p V / (D N)``
+    (``N = n**D``) along one axis, so ``T = sum_p t(n, B_p)`` with ``t`` the time
+    of one axis: ``floor(n/2) alpha + (n-1)/2 B / W`` on a bidirectional ring
+    (wraparound; ``whole=True``: ``ceil((n-1)/2) (alpha + B / W)``, the ring that
+    sends the opposite block whole), ``(n-1) (alpha + B / W)`` on a chain.
+    ``multi=False`` sends the whole array one axis at a time (D = 1 above, phase
+    after phase). About ``V / (2 D W)`` with wraparound: twice as fast with two
+    axes as with one; a 4x4 torus takes exactly the bound ``15/16 V / (4W)``.
     """
     dims = tuple(dims)
     if len(set(dims)) != 1:
         raise CollectivesError(f"the closed form is for equal axes, got {dims}")
     n, D = dims[0], len(dims)
     N = n ** D
-    h = math.ceil((n - 1) / 2) if wraparound else n - 1
+    kind = ("bidirectional_ring_whole" if whole else "bidirectional_ring") if wraparound else "chain"
     parts = D if multi else 1
-    return sum(h * (alpha + n ** p * V / (parts * N * W)) for p in range(D))
+    return sum(line_all_gather(n, kind, n ** p * V / (parts * N), W, alpha) for p in range(D))
 
 
 def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
@@ -127,8 +156,10 @@ def scaling_book_all_gather(V: float, W_bidi: float, axes: int = 1) -> float:
 
 
 # duals
+pat_reduce_scatter = pat_all_gather
 ring_reduce_scatter = ring_all_gather
 bidirectional_ring_reduce_scatter = bidirectional_ring_all_gather
+bidirectional_ring_whole_reduce_scatter = bidirectional_ring_whole_all_gather
 chain_reduce_scatter = chain_all_gather
 
 
@@ -140,7 +171,12 @@ def ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 
 def bidirectional_ring_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Reduce-scatter then all-gather, both at the bound: ``2 floor(n/2) alpha + (n-1)/n V / W``."""
     return 2 * bidirectional_ring_all_gather(n, V, W, alpha)
+
+
+def bidirectional_ring_whole_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    return 2 * bidirectional_ring_whole_all_gather(n, V, W, alpha)
 
 
 def ring_all_reduce_bytes_per_rank(n: int, V: float) -> float:
@@ -166,15 +202,137 @@ def rabenseifner_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> f
     return 2 * _log2(n) * alpha + 2 * (n - 1) / n * V / W
 
 
-def tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+def binomial_tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """Binomial reduce then broadcast, whole array per round: ``2 ceil(log2 n) (alpha + V/W)``."""
     n = check_num_ranks(n)
     return 2 * math.ceil(math.log2(n)) * (alpha + V / W) if n > 1 else 0.0
 
 
+def _pipelined_count(starts, chunks: int, step: int) -> int:
+    """Transfers sharing a link at ``step`` when each start ``a`` begins a stream of
+    ``chunks`` transfers, one per step from step ``a``."""
+    return sum(1 for a in starts if a <= step < a + chunks)
+
+
+def tree_all_reduce(n: int, V: float, W: float, alpha: float = 0.0, chunks: int = 8) -> float:
+    """NCCL's tree on one switch: ``(2(n-1) + chunks - 1) alpha + 2(n-1)/n V / W``.
+
+    ``n`` chains (one channel per rank, chain ``c`` rooted at rank ``c`` and going
+    ``c, c+1, ...``), each carrying ``V/n`` in ``chunks`` chunks that stream up the
+    chain (reduce) and back down (broadcast) at once. A chain has height
+    ``H = n - 1``: ``2H + chunks - 1`` bulk-synchronous steps. At the place ``p`` of
+    a chain a rank sends up at steps ``n-1-p + c`` and down at ``n-1+p + c``; over
+    the n chains every rank is once at every place, so every up-link (and every
+    down-link) carries streams starting at steps ``0, 1, ..., 2n-3``, one each.
+    Every link is equally loaded in every step, and the loads of all steps add up
+    to ``2(n-1) chunks`` transfers of ``V / (n chunks)``: the ring's bandwidth,
+    with the chain's latency and the pipeline fill.
+    """
+    n = check_num_ranks(n)
+    if n == 1:
+        return 0.0
+    return (2 * (n - 1) + chunks - 1) * alpha + 2 * (n - 1) / n * V / W
+
+
+def tree_all_reduce_two_nodes(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                              alpha_nic: float = 0.0, alpha_nvlink: float = 0.0,
+                              chunks: int = 8) -> float:
+    """NCCL's tree over two nodes of ``gpus`` GPUs (``gpus=1``: one GPU per node).
+
+    ``gpus`` channels, each with two trees (node 0 the root of one, node 1 of the
+    other) carrying ``V / (2 gpus)`` in ``chunks`` chunks; in a node, the channel's
+    head GPU joins the other node over its NIC and the other GPUs hang below it in
+    a chain. Height ``H = gpus``: ``2 gpus + chunks - 1`` steps. As on one switch
+    (:func:`tree_all_reduce`) every link of a kind sees the same streams: every NVLink
+    link ``0..gpus-2`` twice (reduce) and ``gpus..2gpus-2``, ``gpus+1..2gpus-1``
+    (broadcast), every NIC link ``gpus-1`` and ``gpus``. Step ``s`` takes the slower
+    of its NVLink and InfiniBand transfers,
+    ``max(alpha_nvlink + k_nvl(s) b / W_nvlink, alpha_nic + k_nic(s) b / W_nic)``
+    with ``k(s)`` the streams under way and ``b = V / (2 gpus chunks)``; ``alpha_*``
+    are per step (two links). With one GPU per node it is
+    ``(chunks + 1) alpha_nic + V / W_nic``.
+    """
+    G, K = check_num_ranks(gpus, what="GPUs per node"), int(chunks)
+    nvl = [*range(G - 1), *range(G - 1), *range(G, 2 * G - 1), *range(G + 1, 2 * G)]
+    nic = [G - 1, G]
+    b = V / (2 * G * K)
+    total = 0.0
+    for s in range(2 * G + K - 1):
+        k_nvl, k_nic = _pipelined_count(nvl, K, s), _pipelined_count(nic, K, s)
+        total += max(alpha_nvlink + k_nvl * b / W_nvlink if k_nvl else 0.0,
+                     alpha_nic + k_nic * b / W_nic if k_nic else 0.0)
+    return total
+
+
 def sharp_all_reduce(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     """In-network reduction, up and down streams overlapped: ``alpha + V / W``."""
     return alpha + V / W
+
+
+def nvls_all_reduce(n: int, V: float, W: float, crossing: float = 0.0,
+                    reduce_seconds: float = 0.0) -> float:
+    """NVLS all-reduce (load-reduce, then multicast store), its four crossings of the
+    switch streaming: ``max(4 c + max(V / W, R - c), (n+1)/n V / W)``.
+
+    ``c`` (``crossing``) is what one trip into or out of the switch costs (a link and
+    half the in-switch latency); ``R`` (``reduce_seconds``) the time the switch's
+    adders need for the ``n V`` bytes they sum (0: as fast as the links). Each GPU's
+    up-link carries ``V`` (its array into the reduction) and ``V/n`` (its reduced
+    block into the multicast), its down-link the same back, so the links bound the
+    time by ``(n+1)/n V / W``: 1.125 V / W at n = 8 against the ring's 1.75.
+    """
+    n = check_num_ranks(n)
+    return max(4 * crossing + max(V / W, reduce_seconds - crossing), (n + 1) / n * V / W)
+
+
+def nvls_tree_all_reduce_two_nodes(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                                   alpha_nic: float = 0.0, crossing: float = 0.0,
+                                   reduce_seconds: float = 0.0, chunks: int = 8) -> float:
+    """NVLS_TREE over two nodes of ``gpus`` GPUs, its stages streaming.
+
+    NVLS reduce-scatter (two crossings of the NVSwitch, ``c`` each), the tree of
+    :func:`tree_all_reduce_two_nodes` with one GPU per node on every rail carrying
+    ``V / gpus`` (``chunks + 1`` steps of ``alpha_nic``), then the NVLS all-gather
+    (two crossings): ``max(4c + (chunks+1) alpha_nic + max(V / W_nvlink, R - c, B_tree),
+    (gpus+1)/gpus V / W_nvlink, V / (gpus W_nic))``, with ``B_tree`` the tree's
+    bandwidth term (``V / (gpus W_nic)``) and ``R`` the switch adders' time.
+    """
+    G, K = check_num_ranks(gpus, what="GPUs per node"), int(chunks)
+    tree_latency = (K + 1) * alpha_nic
+    tree = tree_all_reduce_two_nodes(1, V / G, W_nic, W_nvlink, alpha_nic, 0.0, K) - tree_latency
+    stages = 4 * crossing + tree_latency + max(V / W_nvlink, reduce_seconds - crossing, tree)
+    return max(stages, (G + 1) / G * V / W_nvlink, V / (G * W_nic))
+
+
+def collnet_direct_all_reduce(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                              lat_nic: float = 0.0, lat_nvlink: float = 0.0) -> float:
+    """CollNet direct (InfiniBand SHARP) inside one Scalable Unit, stages streaming.
+
+    An NVLink reduce-scatter inside the node (one step, two links: ``(g-1)/g V``
+    per GPU link), the node's slice into the leaf switch and back (one link each
+    way, ``V/g``), an NVLink all-gather: ``max(4 l_nvl + 2 l_nic + max(A, B), 2A, B)``
+    with ``A = (g-1)/g V / W_nvlink`` and ``B = V / (g W_nic)``; ``l_*`` per link.
+    The NVLink links carry the reduce-scatter and the all-gather, ``2A`` in all.
+    """
+    G = check_num_ranks(gpus, what="GPUs per node")
+    A = (G - 1) / G * V / W_nvlink
+    B = V / (G * W_nic)
+    lat = (4 * lat_nvlink if G > 1 else 0.0) + 2 * lat_nic
+    return max(lat + max(A, B), 2 * A, B)
+
+
+def collnet_chain_all_reduce(gpus: int, V: float, W_nic: float, W_nvlink: float,
+                             lat_nic: float = 0.0, lat_nvlink: float = 0.0) -> float:
+    """CollNet chain (InfiniBand SHARP) inside one Scalable Unit, every hop streaming.
+
+    ``g - 1`` NVLink hops up each channel's chain and ``g - 1`` down (two links
+    each, ``V/g`` per hop), the head's slice into the leaf and back:
+    ``max(4 (g-1) l_nvl + 2 l_nic + V / (g min(W_nvlink, W_nic)), 2 (g-1)/g V / W_nvlink)``
+    (NCCL's latency count ``2 (ppn-1)`` intra-node steps plus the network).
+    """
+    G = check_num_ranks(gpus, what="GPUs per node")
+    lat = 4 * (G - 1) * lat_nvlink + 2 * lat_nic
+    return max(lat + V / (G * min(W_nvlink, W_nic)), 2 * (G - 1) / G * V / W_nvlink, V / (G * W_nic))
 
 
 def sharp_speedup(n: int) -> float:
@@ -298,29 +456,45 @@ def direct_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
 
 # -- several mesh axes at once (any sizes, any mix of rings and chains) ------------
 
-_LINE_KINDS = ("ring", "bidirectional_ring", "chain")
+_LINE_KINDS = ("ring", "bidirectional_ring", "bidirectional_ring_whole", "chain")
+_A2A_KINDS = ("ring", "bidirectional_ring", "chain")
 
 
-def _line_kinds(dims, kinds) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _line_kinds(dims, kinds, allowed=_LINE_KINDS) -> tuple[tuple[int, ...], tuple[str, ...]]:
     dims = tuple(int(d) for d in dims)
     for d in dims:
         check_num_ranks(d, what=f"axis size (in dims {dims})")
     kinds = (kinds,) * len(dims) if isinstance(kinds, str) else tuple(kinds)
     if len(kinds) != len(dims):
         raise CollectivesError(f"kinds has {len(kinds)} entries but dims {dims} has {len(dims)} axes")
-    bad = [k for k in kinds if k not in _LINE_KINDS]
+    bad = [k for k in kinds if k not in allowed]
     if bad:
-        raise CollectivesError(f"unknown axis kind {bad[0]!r}; use one of {', '.join(_LINE_KINDS)}")
+        raise CollectivesError(f"unknown axis kind {bad[0]!r}; use one of {', '.join(allowed)}")
     return dims, kinds
 
 
 def line_steps(n: int, kind: str) -> int:
     """Steps of a one-axis all-gather of ``n`` ranks: ``n-1`` on a one-way ring or a
-    chain, ``ceil((n-1)/2)`` on a bidirectional ring."""
+    chain, ``floor(n/2)`` (= ``ceil((n-1)/2)``) on a bidirectional ring."""
     n = check_num_ranks(n)
     if kind not in _LINE_KINDS:
         raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
-    return math.ceil((n - 1) / 2) if kind == "bidirectional_ring" else n - 1
+    return n // 2 if kind.startswith("bidirectional_ring") else n - 1
+
+
+def line_all_gather(n: int, kind: str, B: float, W: float, alpha: float = 0.0) -> float:
+    """One-axis all-gather of blocks of ``B`` bytes (one per rank) along a line of ``n``.
+
+    ``"ring"`` and ``"chain"``: ``(n-1) (alpha + B / W)``. ``"bidirectional_ring"``:
+    ``floor(n/2) alpha + (n-1)/2 B / W`` (the opposite block of an even ring goes
+    half each way; a ring of two sends its block whole over its one link each way).
+    ``"bidirectional_ring_whole"``: ``ceil((n-1)/2) (alpha + B / W)``.
+    """
+    n = check_num_ranks(n)
+    steps = line_steps(n, kind)
+    if kind == "bidirectional_ring" and n > 2:
+        return steps * alpha + (n - 1) / 2 * B / W
+    return steps * (alpha + B / W)
 
 
 def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *,
@@ -335,10 +509,12 @@ def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *
     (``multi_axis``) the array is cut in ``D`` parts; part ``j`` visits the axes
     in the order rotated by ``j``, all parts at once on different axes, and each
     phase lasts as long as its slowest part:
-    ``T = sum_p max_j h_(j,p) (alpha + done_(j,p) V / (D N W))``, with
-    ``done`` the product of the axes that part has already gathered. For a
-    square torus this is :func:`mesh_all_gather`; about ``V / (2 D W)`` with
-    wraparound. Reduce-scatter costs the same; all-reduce twice.
+    ``T = sum_p max_j t(d_(j,p), done_(j,p) V / (D N))``, with ``done`` the
+    product of the axes that part has already gathered and ``t`` the one-axis
+    time :func:`line_all_gather`. For a square torus this is
+    :func:`mesh_all_gather`; about ``V / (2 D W)`` with wraparound.
+    ``"bidirectional_ring_whole"`` axes send the opposite block whole (the
+    book's first version). Reduce-scatter costs the same; all-reduce twice.
 
     Introduced in the chapter *Reduce-scatter and all-reduce: the dual of all-gather*.
     """
@@ -354,8 +530,8 @@ def multi_axis_all_gather(dims, kinds, V: float, W: float, alpha: float = 0.0, *
             if dims[axis] == 1:
                 continue
             done = math.prod(dims[a] for a in order[:p])
-            h = line_steps(dims[axis], kinds[axis])
-            phase = max(phase, h * (alpha + done * V / (parts * N * W)))
+            phase = max(phase, line_all_gather(dims[axis], kinds[axis], done * V / (parts * N),
+                                               W, alpha))
         total += phase
     return total
 
@@ -370,8 +546,8 @@ def line_all_to_all_load(n: int, kind: str) -> float:
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
     n = check_num_ranks(n)
-    if kind not in _LINE_KINDS:
-        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_LINE_KINDS)}")
+    if kind not in _A2A_KINDS:
+        raise CollectivesError(f"unknown axis kind {kind!r}; use one of {', '.join(_A2A_KINDS)}")
     if n == 1:
         return 0.0
     if kind == "ring":
@@ -396,7 +572,7 @@ def torus_all_to_all(dims, kinds, V: float, W: float) -> float:
 
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
-    dims, kinds = _line_kinds(dims, kinds)
+    dims, kinds = _line_kinds(dims, kinds, _A2A_KINDS)
     N = int(math.prod(dims))
     return max((line_all_to_all_load(d, k) * V / (N * d * W) for d, k in zip(dims, kinds) if d > 1),
                default=0.0)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import nccl
-from .analysis import NCCL_MENU, Choice, resolve
+from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
 from .builders import build_named, entries, reasons
 from .collective import Collective
@@ -378,8 +378,8 @@ def _auto_candidates(coll, topology, axes, options, nbytes) -> tuple[list[str], 
     if isinstance(topology, Torus) and not choice.reason.endswith(")"):
         return [choice.algorithm], choice.reason
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
-    if not isinstance(topology, Torus) and coll not in ("all_to_all", "send", "gather"):
-        names = [k for k in names if k in NCCL_MENU] or names
+    if not isinstance(topology, Torus):
+        names = [k for k in names if k in nccl_menu(coll)] or names
     return names, choice.reason
 
 

@@ -171,7 +171,8 @@ def test_step_counts_reduce_broadcast_recursive_doubling_ring(n):
     log = int(math.log2(n))
     assert cl.build("reduce", sw, "binomial_tree").num_steps == log
     assert cl.build("broadcast", sw, "binomial_tree").num_steps == log
-    assert cl.build("all_reduce", sw, "tree").num_steps == 2 * log
+    assert cl.build("all_reduce", sw, "binomial_tree").num_steps == 2 * log
+    assert cl.build("all_reduce", sw, "tree").num_steps == 2 * (n - 1) + 8 - 1     # chains, 8 chunks
     assert cl.build("all_reduce", sw, "recursive_doubling").num_steps == log
     assert cl.build("all_reduce", sw, "ring").num_steps == 2 * (n - 1)
 

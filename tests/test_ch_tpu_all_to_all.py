@@ -59,12 +59,13 @@ def test_summary_simulator_agrees_with_closed_forms(gen, shape):
 
 def test_summary_headline_coefficients_on_a_v5e_pod():
     rows = {(r.collective, r.column): r for r in torus_summary(cl.tpu_pod("v5e"), 2**30)}
-    assert rows["all_gather", "bidirectional_ring"].coefficient == pytest.approx(1 / 2)
-    assert rows["reduce_scatter", "bidirectional_ring"].coefficient == pytest.approx(1 / 2)
-    assert rows["all_reduce", "bidirectional_ring"].coefficient == pytest.approx(1)
+    # a ring of 16 at the bound: (N-1)/(2N) = 15/32 of V / W (about V / (2W))
+    assert rows["all_gather", "bidirectional_ring"].coefficient == pytest.approx(15 / 32)
+    assert rows["reduce_scatter", "bidirectional_ring"].coefficient == pytest.approx(15 / 32)
+    assert rows["all_reduce", "bidirectional_ring"].coefficient == pytest.approx(15 / 16)
     assert rows["all_to_all", "bidirectional_ring"].coefficient == pytest.approx(1 / 8)
     assert rows["all_to_all", "chain"].coefficient == pytest.approx(1 / 4)   # chain ignores the wraparound
-    assert rows["all_gather", "all_axes"].coefficient == pytest.approx(17 / 64)
+    assert rows["all_gather", "all_axes"].coefficient == pytest.approx(255 / 1024)   # (1 - 1/N) / 4
 
 
 def test_summary_on_a_slice_without_wraparound_says_why():

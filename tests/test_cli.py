@@ -59,7 +59,7 @@ def test_gpu_auto_picks_like_a_tuner():
     code, out, _ = run("estimate", "-t", "dgx-h100:1", "-c", "all_reduce", "-s", "8GB", "--json",
                        "--model", "ideal")
     obj = json.loads(out)
-    assert obj["model"] == "ideal" and obj["algorithm"] == "sharp" and obj["protocol"] is None
+    assert obj["model"] == "ideal" and obj["algorithm"] == "nvls" and obj["protocol"] is None
     assert "fastest in the ideal link model" in obj["why"]
 
 

@@ -646,7 +646,7 @@ DRAWINGS = {
     "route": lambda ax: D.draw_route(POD, (15, 15), (2, 15), ax=ax),
     "buffers64": lambda ax: D.draw_buffers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
     "transfers64": lambda ax: D.draw_transfers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
-    "cost": lambda ax: D.draw_cost_curves(NODE, "all_reduce", ["ring", "tree", "sharp"], ax=ax),
+    "cost": lambda ax: D.draw_cost_curves(NODE, "all_reduce", ["ring", "binomial_tree", "sharp"], ax=ax),
     "ladder": lambda ax: D.draw_bandwidth_ladder(ax=ax),
 }
 

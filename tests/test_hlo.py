@@ -878,13 +878,22 @@ def replay_final(schedule, inputs):
     return cl.replay_inputs(schedule, inputs)[-1].values[: schedule.num_ranks]
 
 
+def slots_per_block(schedule, n):
+    """1 for a grid of blocks; 2 where every block is cut in halves (the bidirectional
+    ring of an even number of ranks sends the block opposite its owner half each way)."""
+    assert schedule.slot_shape[0] == n and schedule.num_slots % n == 0
+    k = schedule.num_slots // n
+    assert k in (1, 2) and E % k == 0
+    return k
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_all_gather_matches_jax(jax_run, algorithm):
     schedule = cl.build("all_gather", cl.Ring(8, bandwidth=1e9), algorithm)
-    assert schedule.slot_shape == (8,)
+    k = slots_per_block(schedule, 8)
     x = INPUTS["block"]                                   # x[rank] is its block
     inputs = np.repeat(x[:, None, :], 8, axis=1)          # slot s of rank r: read only if s == r
-    final = replay_final(schedule, inputs)                # (rank, block, element)
+    final = replay_final(schedule, inputs.reshape(8, 8 * k, E // k)).reshape(8, 8, E)
     jax_out = np.array(jax_run["data"]["all_gather"]).reshape(8, 8, E)
     assert np.array_equal(final, jax_out)
     assert np.array_equal(jax_out[3], x)                  # and both are the concatenation
@@ -893,8 +902,9 @@ def test_all_gather_matches_jax(jax_run, algorithm):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_reduce_scatter_matches_jax(jax_run, algorithm):
     schedule = cl.build("reduce_scatter", cl.Ring(8, bandwidth=1e9), algorithm)
+    k = slots_per_block(schedule, 8)
     y = INPUTS["full"].reshape(8, 8, E)                   # y[rank, block]
-    final = replay_final(schedule, y)
+    final = replay_final(schedule, y.reshape(8, 8 * k, E // k)).reshape(8, 8, E)
     jax_out = np.array(jax_run["data"]["reduce_scatter"])  # rank r's block r of the sum
     assert np.array_equal(final[np.arange(8), np.arange(8)], jax_out)
     assert np.array_equal(jax_out, y.sum(axis=0)[np.arange(8)])
@@ -903,8 +913,9 @@ def test_reduce_scatter_matches_jax(jax_run, algorithm):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_all_reduce_matches_jax(jax_run, algorithm):
     schedule = cl.build("all_reduce", cl.Ring(8, bandwidth=1e9), algorithm)
+    k = slots_per_block(schedule, 8)
     y = INPUTS["full"].reshape(8, 8, E)
-    final = replay_final(schedule, y)
+    final = replay_final(schedule, y.reshape(8, 8 * k, E // k)).reshape(8, 8, E)
     jax_out = np.array(jax_run["data"]["all_reduce"]).reshape(8, 8, E)
     assert np.array_equal(final, jax_out)
     assert not np.array_equal(final[0], y[0])             # the data did move
@@ -928,9 +939,9 @@ def test_two_axis_all_reduce_matches_jax(jax_run):
     """psum over both axes of the 4x2 mesh against multi_axis on a 4x2 torus: device d is
     mesh position divmod(d, 2), which is torus rank d; every slot is a piece of the array."""
     schedule = cl.build("all_reduce", cl.Torus((4, 2), bandwidth=1e9), "multi_axis")
-    assert schedule.slot_shape == (4, 2, 2)
-    y = INPUTS["full2"].reshape(8, 16, E)
-    final = replay_final(schedule, y)
+    assert schedule.slot_shape == (4, 2, 2, 2)            # x, y, part, half (the ring of 4 splits)
+    y = INPUTS["full2"].reshape(8, 32, E // 2)
+    final = replay_final(schedule, y).reshape(8, 16, E)
     jax_out = np.array(jax_run["data2"]["all_reduce"]).reshape(8, 16, E)
     assert np.array_equal(final, jax_out)
     assert jax_run["mesh_devices"] == [[0, 1], [2, 3], [4, 5], [6, 7]]
@@ -939,10 +950,10 @@ def test_two_axis_all_reduce_matches_jax(jax_run):
 def test_two_axis_all_gather_matches_jax(jax_run):
     """all_gather over (x, y): block (bx, by) is device 2*bx + by's, in two parts."""
     schedule = cl.build("all_gather", cl.Torus((4, 2), bandwidth=1e9), "multi_axis")
-    assert schedule.slot_shape == (4, 2, 2)
-    x = INPUTS["block2"].reshape(8, 2, E)                  # x[rank, part]
-    inputs = np.broadcast_to(x[:, None], (8, 8, 2, E)).reshape(8, 16, E)
-    final = replay_final(schedule, inputs)
+    assert schedule.slot_shape == (4, 2, 2, 2)            # x, y, part, half (the ring of 4 splits)
+    x = INPUTS["block2"].reshape(8, 4, E // 2)             # x[rank, (part, half)]
+    inputs = np.broadcast_to(x[:, None], (8, 8, 4, E // 2)).reshape(8, 32, E // 2)
+    final = replay_final(schedule, inputs).reshape(8, 16, E)
     jax_out = np.array(jax_run["data2"]["all_gather"]).reshape(8, 16, E)
     assert np.array_equal(final, jax_out)
 
@@ -950,6 +961,6 @@ def test_two_axis_all_gather_matches_jax(jax_run):
 def test_two_axis_reduce_scatter_matches_jax(jax_run):
     schedule = cl.build("reduce_scatter", cl.Torus((4, 2), bandwidth=1e9), "multi_axis")
     y = INPUTS["full2"].reshape(8, 8, 2 * E)               # y[rank, block, parts x elements]
-    final = replay_final(schedule, y.reshape(8, 16, E)).reshape(8, 8, 2 * E)
+    final = replay_final(schedule, y.reshape(8, 32, E // 2)).reshape(8, 8, 2 * E)
     jax_out = np.array(jax_run["data2"]["reduce_scatter"])
     assert np.array_equal(final[np.arange(8), np.arange(8)], jax_out)

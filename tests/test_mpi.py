@@ -469,7 +469,8 @@ def test_bad_options_are_one_line_errors(capsys):
     assert cli.main(["run", "--np", "3", "-c", "all_reduce", "-a", "recursive_doubling"]) == 2
     assert capsys.readouterr().err == (
         "collectives run: error: recursive_doubling needs a power-of-two number of ranks, got N = 3 "
-        "(applicable here: ring, bidirectional_ring, chain, tree, direct, sharp)\n")
+        "(applicable here: ring, bidirectional_ring, chain, bidirectional_ring_whole, tree, binomial_tree, "
+        "direct, sharp, nvls)\n")
     assert cli.main(["run", "--np", "2", "-b", "1M", "-e", "1K"]) == 2
     assert capsys.readouterr().err == "collectives run: error: -e 1K is smaller than -b 1M\n"
     with pytest.raises(cl.CollectivesError, match="dtype 'int8' is not supported"):

@@ -15,6 +15,13 @@ from collectives_lib.builders import all_entries, group_for
 
 W, LAT = 45e9, 1e-6
 
+
+def _cluster(nodes, **kw):
+    return cl.GpuCluster("dgx-h100", nodes, nvlink_bandwidth=4 * W, nic_bandwidth=W / 2,
+                         nvlink_latency=LAT / 4, nic_latency=LAT, **kw)
+
+
+#: name -> topology, or (topology, axes) for a group over some of its axes
 TOPOLOGIES = {
     **{f"ring{n}": cl.Ring(n, bandwidth=W, latency=LAT) for n in (2, 3, 4, 5, 6, 8)},
     "oneway_ring5": cl.Ring(5, bandwidth=W, latency=LAT, bidirectional=False),
@@ -25,9 +32,25 @@ TOPOLOGIES = {
     **{f"switch{n}": cl.Switch(n, bandwidth=W, latency=LAT / 2) for n in (2, 3, 4, 8)},
     "nvswitch_like8": cl.Switch(8, bandwidth=W, latency=LAT / 2, in_network=True, agent_latency=5e-6,
                                 reduce_flops=1e12),
-    "cluster2x4": cl.GpuCluster("dgx-h100", 2, nvlink_bandwidth=4 * W, nic_bandwidth=W / 2,
-                                nvlink_latency=LAT / 4, nic_latency=LAT),
+    "in_network_switch5": cl.Switch(5, bandwidth=W, latency=LAT / 2, in_network=True),
+    "cluster2x4": _cluster(2),
+    "cluster1x8": _cluster(1),
+    "cluster3x8": _cluster(3),
+    "cluster2x4_gpu": (_cluster(2), "gpu"),
+    "cluster2x4_node": (_cluster(2), "node"),
+    "cluster4x8_node": (_cluster(4), "node"),
+    "cluster3x8_node": (_cluster(3), "node"),
+    "sharp_cluster2": _cluster(2, sharp=True),
+    "sharp_cluster3_2su": _cluster(3, sharp=True, nodes_per_su=2),
 }
+
+
+def _topology(entry):
+    return entry if isinstance(entry, cl.Topology) else entry[0]
+
+
+def _axes(entry):
+    return None if isinstance(entry, cl.Topology) else entry[1]
 
 
 def _cases():
@@ -36,17 +59,18 @@ def _cases():
 
 
 def _applicable(alg):
-    for name, topo in TOPOLOGIES.items():
-        group, _ = group_for(alg.collective, topo)
+    for name, entry in TOPOLOGIES.items():
+        topo, axes = _topology(entry), _axes(entry)
+        group, _ = group_for(alg.collective, topo, axes)
         if alg.reason(group) is None:
-            yield name, topo, group
+            yield name, topo, axes, group
 
 
 @pytest.mark.parametrize("alg", list(_cases()))
 def test_every_registered_algorithm_replays_and_meets_its_closed_form(alg):
     met = []
-    for name, topo, group in _applicable(alg):
-        sched = cl.build(alg.collective, topo, alg.name)
+    for name, topo, axes, group in _applicable(alg):
+        sched = cl.build(alg.collective, topo, alg.name, axes=axes)
         assert sched.collective == alg.collective and sched.num_ranks == topo.num_ranks
         cl.check(sched)
         V = sched.round_size(3 * 2**20)
@@ -73,10 +97,10 @@ def test_rooted_algorithms_replay_from_any_root(alg, root):
 def test_every_algorithm_says_why_it_does_not_apply():
     """Where an entry does not apply, its reason is a sentence, never empty."""
     for alg in all_entries():
-        for topo in TOPOLOGIES.values():
-            group, _ = group_for(alg.collective, topo)
+        for entry in TOPOLOGIES.values():
+            group, _ = group_for(alg.collective, _topology(entry), _axes(entry))
             why = alg.reason(group)
-            assert why is None or (isinstance(why, str) and len(why) > 20), (alg, topo, why)
+            assert why is None or (isinstance(why, str) and len(why) > 20), (alg, entry, why)
 
 
 def test_listing_order_and_reasons_come_from_the_registry():

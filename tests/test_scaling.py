@@ -37,12 +37,12 @@ def test_crossover_interpolates():
 
 def test_tree_beats_ring_for_small_messages_only():
     sw = cl.nvswitch_node()
-    x = cl.analysis.algorithm_crossover("all_reduce", sw, "tree", "ring")
+    x = cl.analysis.algorithm_crossover("all_reduce", sw, "binomial_tree", "ring")
     assert x is not None and 1e4 < x < 1e8
     small, large = x / 10, x * 10
     t = lambda alg, v: cl.simulate(cl.build("all_reduce", sw, alg), sw, int(v) // 8 * 8).time
-    assert t("tree", small) < t("ring", small)
-    assert t("tree", large) > t("ring", large)
+    assert t("binomial_tree", small) < t("ring", small)
+    assert t("binomial_tree", large) > t("ring", large)
 
 
 def test_reduction_depth():

@@ -22,19 +22,25 @@ def _by_name(collective, algorithm):
 ANY_N = {
     "ring_all_gather": _by_name("all_gather", "ring"),
     "bidirectional_ring_all_gather": _by_name("all_gather", "bidirectional_ring"),
+    "bidirectional_ring_whole_all_gather": _by_name("all_gather", "bidirectional_ring_whole"),
     "chain_all_gather": _by_name("all_gather", "chain"),
     "direct_all_gather": _by_name("all_gather", "direct"),
-    "multicast_all_gather": _by_name("all_gather", "multicast"),
+    "nvls_all_gather": _by_name("all_gather", "nvls"),
     "ring_reduce_scatter": _by_name("reduce_scatter", "ring"),
     "bidirectional_ring_reduce_scatter": _by_name("reduce_scatter", "bidirectional_ring"),
+    "bidirectional_ring_whole_reduce_scatter": _by_name("reduce_scatter", "bidirectional_ring_whole"),
     "chain_reduce_scatter": _by_name("reduce_scatter", "chain"),
     "direct_reduce_scatter": _by_name("reduce_scatter", "direct"),
     "sharp_reduce_scatter": _by_name("reduce_scatter", "sharp"),
+    "nvls_reduce_scatter": _by_name("reduce_scatter", "nvls"),
     "ring_all_reduce": _by_name("all_reduce", "ring"),
     "bidirectional_ring_all_reduce": _by_name("all_reduce", "bidirectional_ring"),
+    "bidirectional_ring_whole_all_reduce": _by_name("all_reduce", "bidirectional_ring_whole"),
     "chain_all_reduce": _by_name("all_reduce", "chain"),
+    "binomial_tree_all_reduce": _by_name("all_reduce", "binomial_tree"),
     "tree_all_reduce": _by_name("all_reduce", "tree"),
     "sharp_all_reduce": _by_name("all_reduce", "sharp"),
+    "nvls_all_reduce": _by_name("all_reduce", "nvls"),
     "ring_all_to_all": _by_name("all_to_all", "ring"),
     "bidirectional_ring_all_to_all": _by_name("all_to_all", "bidirectional_ring"),
     "chain_all_to_all": _by_name("all_to_all", "chain"),
@@ -72,7 +78,7 @@ def test_replay_powers_of_two(name, n):
 
 
 @pytest.mark.parametrize("name", ["ring_all_reduce", "bidirectional_ring_all_gather",
-                                  "chain_all_to_all", "direct_all_to_all", "tree_all_reduce"])
+                                  "chain_all_to_all", "direct_all_to_all", "binomial_tree_all_reduce"])
 def test_replay_at_64_ranks(name):
     cl.check(ANY_N[name](64))
 
@@ -96,6 +102,21 @@ def test_replay_mesh_collectives(dims, multi, wrap):
     cl.check(ag)
     cl.check(cl.reduce_scatter_from(ag))
     cl.check(cl.all_reduce_from(ag))
+
+
+@pytest.mark.parametrize("dims, kinds", [
+    ((4, 6), ["bidirectional_ring_whole", "bidirectional_ring"]),
+    ((6, 3, 2), ["bidirectional_ring", "ring", "chain"]),
+    ((4, 4), ["bidirectional_ring_whole"] * 2),
+], ids=["whole4-split6", "split6-ring3-chain2", "whole4x4"])
+@pytest.mark.parametrize("multi", [True, False], ids=["multi_axis", "sequential_axes"])
+def test_replay_mesh_collectives_with_mixed_axis_kinds(dims, kinds, multi):
+    ag = cl.builders.torus.mesh_all_gather(dims, kinds, multi=multi)
+    halves = any(k == "bidirectional_ring" and d % 2 == 0 for k, d in zip(kinds, dims))
+    assert ag.slot_shape == tuple(dims) + ((len(dims),) if multi else (1,)) + ((2,) if halves else ())
+    cl.check(ag)
+    cl.check(cl.dual(ag))
+    check_fractions(ag)
 
 
 @pytest.mark.parametrize("nodes, gpus", [(1, 8), (2, 4), (3, 4), (4, 8), (2, 8)])
@@ -126,8 +147,9 @@ def test_replay_on_tpu_slices_with_groups(spec, axes, collective):
 @pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "all_reduce", "all_to_all",
                                         "broadcast", "reduce"])
 @pytest.mark.parametrize("axes", [None, "node", "gpu"])
-def test_replay_on_gpu_clusters(collective, axes):
-    topo = cl.GpuCluster("dgx-h100", 4)
+@pytest.mark.parametrize("sharp", [False, True], ids=["ib", "ib_sharp"])
+def test_replay_on_gpu_clusters(collective, axes, sharp):
+    topo = cl.GpuCluster("dgx-h100", 4, sharp=sharp)
     for alg in cl.algorithms(collective, topo, axes):
         cl.check(cl.build(collective, topo, alg, axes=axes))
 
@@ -157,6 +179,9 @@ def test_imbalanced_all_to_all(n, seed):
 
 def test_fractions_agree_with_chunks():
     for sched in [cl.build("all_reduce", 6, "ring"), cl.builders.torus.mesh_all_gather((4, 4), ["bidirectional_ring"] * 2),
+                  cl.builders.torus.mesh_all_gather((4, 3, 2), ["bidirectional_ring", "bidirectional_ring", "chain"]),
+                  cl.builders.torus.mesh_all_gather((6, 4), ["bidirectional_ring", "ring"], multi=False),
+                  cl.build("all_reduce", 8, "bidirectional_ring"),
                   cl.builders.hierarchical.hierarchical_all_to_all(2, 4), cl.build("all_to_all", 6, "bidirectional_ring")]:
         check_fractions(sched)
 
@@ -237,6 +262,7 @@ def test_checker_rejects_wrong_values_even_with_right_contributors():
 GOLDEN_CASES = {
     "ring_all_reduce_4": lambda: cl.build("all_reduce", 4, "ring"),
     "bidirectional_ring_all_gather_5": lambda: cl.build("all_gather", 5, "bidirectional_ring"),
+    "bidirectional_ring_all_gather_4": lambda: cl.build("all_gather", 4, "bidirectional_ring"),
     "chain_all_gather_4": lambda: cl.build("all_gather", 4, "chain"),
     "recursive_doubling_all_gather_4": lambda: cl.build("all_gather", 4, "recursive_doubling"),
     "bidirectional_ring_all_to_all_4": lambda: cl.build("all_to_all", 4, "bidirectional_ring"),

@@ -17,10 +17,13 @@ def ring(n, **kw):
 @pytest.mark.parametrize("collective, algorithm, formula", [
     ("all_gather", "ring", costs.ring_all_gather),
     ("all_gather", "bidirectional_ring", costs.bidirectional_ring_all_gather),
+    ("all_gather", "bidirectional_ring_whole", costs.bidirectional_ring_whole_all_gather),
     ("reduce_scatter", "ring", costs.ring_reduce_scatter),
     ("reduce_scatter", "bidirectional_ring", costs.bidirectional_ring_reduce_scatter),
+    ("reduce_scatter", "bidirectional_ring_whole", costs.bidirectional_ring_whole_reduce_scatter),
     ("all_reduce", "ring", costs.ring_all_reduce),
     ("all_reduce", "bidirectional_ring", costs.bidirectional_ring_all_reduce),
+    ("all_reduce", "bidirectional_ring_whole", costs.bidirectional_ring_whole_all_reduce),
     ("all_to_all", "ring", costs.ring_all_to_all),
     ("all_to_all", "bidirectional_ring", costs.bidirectional_ring_all_to_all),
 ])
@@ -54,6 +57,7 @@ def test_switch_algorithms_match_closed_forms(n):
         ("all_gather", "direct", costs.direct_all_gather),
         ("all_reduce", "recursive_doubling", costs.recursive_doubling_all_reduce),
         ("all_reduce", "rabenseifner", costs.rabenseifner_all_reduce),
+        ("all_reduce", "binomial_tree", costs.binomial_tree_all_reduce),
         ("all_reduce", "tree", costs.tree_all_reduce),
         ("all_to_all", "direct", costs.direct_all_to_all),
     ]
@@ -72,6 +76,41 @@ def test_mesh_all_gather_matches_closed_form(dims, wrap, algorithm):
     V = sched.round_size(2**24)
     want = costs.mesh_all_gather(dims, V, W, LAT, wraparound=wrap, multi=algorithm == "multi_axis")
     assert cl.simulate(sched, topo, V).time == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 16])
+def test_even_bidirectional_ring_reaches_the_bound(n):
+    """The opposite block goes half each way: (n-1)/(2n) V/W and n/2 steps, where the
+    whole-block ring takes V/(2W); for odd n the two are the same schedule."""
+    topo = cl.Ring(n, bandwidth=W, latency=0.0)
+    V = 2 * n * 2**20
+    split = cl.simulate(cl.build("all_gather", topo, "bidirectional_ring"), topo, V)
+    whole = cl.simulate(cl.build("all_gather", topo, "bidirectional_ring_whole"), topo, V)
+    assert split.time == pytest.approx((n - 1) / (2 * n) * V / W, rel=1e-12)
+    assert whole.time == pytest.approx(V / (2 * W), rel=1e-12)
+    assert split.num_steps == whole.num_steps == n // 2
+    assert split.link_bytes.max() == pytest.approx((n - 1) / (2 * n) * V)
+
+
+def test_a_4x4_torus_all_gather_takes_the_bound():
+    torus = cl.Torus((4, 4), bandwidth=45e9, latency=0.0)
+    V = 2**25
+    t = cl.simulate(cl.build("all_gather", torus, "multi_axis"), torus, V).time
+    assert t == pytest.approx(15 / 16 * V / (4 * 45e9), rel=1e-12)       # 174.8 us
+    assert t == pytest.approx(174.76e-6, rel=1e-4)
+    whole = costs.mesh_all_gather((4, 4), V, 45e9, whole=True)             # the first version
+    assert whole == pytest.approx(233.0e-6, rel=1e-3)
+
+
+def test_a_v5p_cube_all_gather_over_three_axes_is_about_v_over_6w():
+    cube = cl.tpu_slice("v5p", "4x4x4")
+    W5p = float(hw.tpu("v5p").ici_bandwidth)
+    sched = cl.build("all_gather", cube, "multi_axis")
+    V = sched.round_size(2**30)     # the three axes split each block in three: 1 GiB is not a multiple
+    r = cl.simulate(sched, cube, V)
+    bound = 63 / 64 * V / (6 * W5p)                                        # (N-1)/N V / (2 D W)
+    assert r.time == pytest.approx(bound + 6 * float(hw.tpu("v5p").ici_latency), rel=1e-9)
+    assert 1.96e-3 < r.time < 1.99e-3
 
 
 def test_two_axes_are_about_twice_as_fast_as_one():
@@ -122,10 +161,10 @@ def test_sharp_at_eight_gpus_is_1_75x():
     assert costs.sharp_speedup(8) == pytest.approx(1.75)
 
 
-def test_multicast_all_gather_wastes_one_eighth():
+def test_nvls_all_gather_wastes_one_eighth():
     node = cl.nvswitch_node("dgx-h100")
     V = 8 * 2**27
-    mc = cl.simulate(cl.build("all_gather", node, "multicast"), node, V)
+    mc = cl.simulate(cl.build("all_gather", node, "nvls"), node, V)
     ring_ = cl.simulate(cl.build("all_gather", node, "ring"), node, V)
     down = np.array([node.links.src[i] == node.switch_node for i in range(len(node.links))])
     assert mc.link_bytes[down].max() == pytest.approx(V)               # every block, own one too
@@ -140,11 +179,14 @@ def test_pipelined_stages_add_latencies_for_tiny_messages():
     assert tiny.time == pytest.approx(2 * (0.3e-6 + 12.5e-6), rel=1e-3)
 
 
-def test_auto_picks_a_tree_or_ring_for_small_and_sharp_for_large_messages():
+def test_auto_picks_among_what_nccl_runs_a_ring_small_and_nvls_large():
     node = cl.nvswitch_node("dgx-h100")
-    small = cl.choose("all_reduce", node, 64 * 1024).algorithm
-    large = cl.choose("all_reduce", node, 8 * 2**30).algorithm
-    assert small in ("ring", "tree") and large == "sharp"
+    small = cl.choose("all_reduce", node, 64 * 1024)
+    large = cl.choose("all_reduce", node, 8 * 2**30)
+    assert small.algorithm == "ring" and large.algorithm == "nvls"
+    # only NCCL's algorithms are weighed: not the binomial tree, recursive doubling or SHARP
+    assert "binomial_tree" not in small.reason and "recursive" not in small.reason
+    assert "sharp" not in large.reason
 
 
 def test_one_v5e_link_moves_45_kb_per_microsecond():

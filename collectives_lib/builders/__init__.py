@@ -7,7 +7,7 @@ Each family module registers its algorithms (see :mod:`.registry`):
                     and all-reduce; NCCL's multi-channel rings over a cluster
 ``torus``           multi_axis and sequential_axes over several torus axes
 ``doubling``        recursive doubling and halving, Rabenseifner
-``trees``           binomial trees, the tree all-reduce, pipelined chains
+``trees``           binomial trees, NCCL's pipelined double binary tree, pipelined chains
 ``alltoall``        ring, bidirectional ring, chain and direct all-to-all
 ``innetwork``       direct sends through a switch, multicast and SHARP
 ``hierarchical``    InfiniBand rails between nodes + NVLink inside nodes
@@ -42,7 +42,8 @@ __all__ = ["Algorithm", "Group", "build_named", "group_for", "reasons", "entries
 #: Options a builder may read, and what each means.
 OPTIONS = {
     "root": "broadcast, reduce, gather: the root rank",
-    "chunks": "pipelined chain broadcast and reduce: pieces the array streams in",
+    "chunks": "pipelined chain broadcast and reduce, NCCL's tree: pieces the array (per tree) "
+              "streams in",
     "matrix": "all-to-all: traffic matrix, bytes from origin to destination",
     "intra": "hierarchical: 'ring' or 'direct' inside each node",
     "src": "send: the sending rank",
@@ -67,9 +68,18 @@ def _groups(topology: Topology | None, n: int | None, axes) -> tuple[np.ndarray,
 
 
 def _agent_namer(topology: Topology | None, groups: np.ndarray) -> Callable[[int, str], str]:
+    """Global names of a one-group schedule's agents. On a GPU cluster a group's
+    ``"switch"`` is its node's NVSwitch (``nvswitch<m>``) and ``"multicast"`` that
+    switch's NVLS multicast group (``multicast<m>``); names a whole-cluster builder
+    gives (``nvswitch3``, ``leaf0.2``, ``spine``) are the cluster's own."""
     if isinstance(topology, GpuCluster):
         def name(g: int, local: str) -> str:
-            return f"nvswitch{int(groups[g, 0]) // topology.gpus_per_node}"
+            node = int(groups[g, 0]) // topology.gpus_per_node
+            if local in ("switch", "nvswitch"):
+                return f"nvswitch{node}"
+            if local == "multicast":
+                return f"multicast{node}"
+            return local
         return name
     return lambda g, local: local if groups.shape[0] == 1 else f"{local}{g}"
 

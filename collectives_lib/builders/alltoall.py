@@ -185,5 +185,5 @@ for _kind in _BUILDERS:
 
 register("direct", "all_to_all", description="every block straight to its destination, routed "
                                              "by the network",
-         cost=_cost(costs.direct_all_to_all, axis=False, switch=True)
+         cost=_cost(costs.direct_all_to_all, axis=False, switch=True), nccl="P2P"
          )(lambda g: direct_all_to_all(g.n, g.options.get("matrix")))

@@ -1,12 +1,20 @@
-"""Through a switch, and in it: direct sends, multicast and in-network reduction (SHARP).
+"""Through a switch, and in it: direct sends, multicast, NVLS and in-network reduction (SHARP).
 
 *Direct* algorithms send every message straight to its destination in one step
 and let the network route it: on a non-blocking switch each rank's up-link
-carries what it sends and its down-link what it receives. *Multicast* (NVLink
-SHARP's all-gather and broadcast) stores a block once into the switch, which
-replicates it to every rank. *SHARP* reduces in the switch: every rank sends its
-array up, the switch adds the arrays as they arrive and sends the sum (or each
-rank's block of it) down; the two stages stream at once.
+carries what it sends and its down-link what it receives. *Multicast* stores the
+data once into the switch, which replicates it to every rank. *SHARP* (the
+ideal in-switch reduction) reduces in the switch: every rank sends its array
+up, the switch adds the arrays as they arrive and sends the sum (or each rank's
+block of it) down; the two stages stream at once.
+
+*NVLS* is what NCCL runs with NVLink SHARP, through the multimem instructions:
+its all-gather stores each block once to the multicast group (the switch writes
+it to every GPU), its reduce-scatter is a load-reduce (each GPU receives only
+its reduced block), and its all-reduce is both: GPU g load-reduces slice g of
+everyone's array (its link carries V in and V/N out over all slices), then
+stores the sum of slice g to the multicast group, which writes it to all N GPUs
+(V/N in, V out): ``(N+1)/N V`` each way, against ``2(N-1)/N V`` for a ring.
 
 Introduced in the chapter *GPU collectives within the node*.
 """
@@ -32,9 +40,9 @@ def direct_all_gather(n: int) -> Schedule:
                                       "rank at once, through the switch")
 
 
-def multicast_all_gather(n: int) -> Schedule:
-    """NVLink SHARP all-gather: each rank stores its block once to a multicast
-    address; the switch replicates it to every rank, the source included."""
+def nvls_all_gather(n: int) -> Schedule:
+    """NVLink SHARP all-gather (NCCL's NVLS): each rank stores its block once to a
+    multicast address; the switch replicates it to every rank, the source included."""
     r = np.arange(n)
     push = Traffic.make(r, np.full(n, n), COPY, 1.0 / n)
     src = np.full(n * n, n)
@@ -43,10 +51,11 @@ def multicast_all_gather(n: int) -> Schedule:
     mcast = Traffic.make(src, dst, COPY, 1.0 / n)
     steps = [Step(push, boxes_array([(r, 1)], n), "push"),
              Step(mcast, boxes_array([(blocks, 1)], n * n), "multicast")]
-    return Schedule.local("all_gather", "multicast", n, (n,), steps, routing="routed",
+    return Schedule.local("all_gather", "nvls", n, (n,), steps, routing="routed",
                           agents=("switch",), pipelined=True,
-                          description="multicast (NVLS): the switch replicates each block to "
-                                      "all ranks, including the one that sent it")
+                          description="NVLS: each rank stores its block once to the multicast "
+                                      "group; the switch replicates it to all ranks, including "
+                                      "the one that sent it")
 
 
 def direct_reduce_scatter(n: int) -> Schedule:
@@ -58,16 +67,21 @@ def direct_reduce_scatter(n: int) -> Schedule:
                           description="direct: every rank sends each block straight to its owner")
 
 
-def sharp_reduce_scatter(n: int) -> Schedule:
+def sharp_reduce_scatter(n: int, algorithm: str = "sharp") -> Schedule:
+    """Every rank sends its whole array into the switch, which sums it and sends each
+    rank only its block. NCCL's NVLS reduce-scatter (``algorithm="nvls"``) is this
+    traffic: GPU g's multimem load-reduce of block g."""
     r = np.arange(n)
     up = Traffic.make(r, np.full(n, n), REDUCE, 1.0)
     down = Traffic.make(np.full(n, n), r, COPY, 1.0 / n)
-    return Schedule.local("reduce_scatter", "sharp", n, (n,),
+    what = ("NVLS reduce-scatter: each GPU load-reduces its block from everyone's array "
+            "in the switch" if algorithm == "nvls" else
+            "SHARP reduce-scatter: the switch sums and sends each rank only its block")
+    return Schedule.local("reduce_scatter", algorithm, n, (n,),
                           [Step(up, boxes_array([(0, n)], n), "reduce in switch"),
                            Step(down, boxes_array([(r, 1)], n), "scatter")],
                           routing="routed", agents=("switch",), pipelined=True,
-                          description="SHARP reduce-scatter: the switch sums and sends each "
-                                      "rank only its block")
+                          description=what)
 
 
 def sharp_all_reduce(n: int) -> Schedule:
@@ -82,6 +96,34 @@ def sharp_all_reduce(n: int) -> Schedule:
                           routing="routed", agents=("switch",), pipelined=True,
                           description="SHARP: the switch adds the arrays as they arrive and "
                                       "multicasts the sum; each byte crosses each link once")
+
+
+def nvls_all_reduce(n: int) -> Schedule:
+    """NCCL's NVLS all-reduce: a multimem load-reduce, then a multimem store.
+
+    Each GPU owns block g (1/N of the array). (a) Every GPU sends its whole array
+    into the switch (``"switch"``, the reduction), which returns to GPU g the sum
+    of block g; (b) GPU g stores that sum into the multicast group
+    (``"multicast"``, the same switch), which writes it to all N GPUs. Each GPU's
+    links carry ``V + V/N`` each way. The four crossings of the switch stream
+    (pipelined), each paying the link and the in-switch latency.
+    """
+    r = np.arange(n)
+    switch, mcast = n, n + 1
+    blocks = boxes_array([(r, 1)], n)
+    steps = [
+        Step(Traffic.make(r, np.full(n, switch), REDUCE, 1.0), boxes_array([(0, n)], n),
+             "load-reduce"),
+        Step(Traffic.make(np.full(n, switch), r, COPY, 1.0 / n), blocks, "reduced block"),
+        Step(Traffic.make(r, np.full(n, mcast), COPY, 1.0 / n), blocks, "store"),
+        Step(Traffic.make(np.full(n * n, mcast), np.tile(r, n), COPY, 1.0 / n),
+             boxes_array([(np.repeat(r, n), 1)], n * n), "multicast"),
+    ]
+    return Schedule.local("all_reduce", "nvls", n, (n,), steps, routing="routed",
+                          agents=("switch", "multicast"), pipelined=True,
+                          description="NVLS: GPU g load-reduces block g in the switch, then "
+                                      "stores the sum to the multicast group, which writes "
+                                      "it to every GPU; (N+1)/N V each way")
 
 
 def direct_broadcast(n: int, root: int = 0) -> Schedule:
@@ -131,11 +173,12 @@ def direct_all_reduce(n: int) -> Schedule:
 # Registered
 # ---------------------------------------------------------------------------
 
-def _switch_reason(what: str):
+def _switch_reason(what: str, across: str = ""):
     def test(group: Group) -> str | None:
         if not group.switch_like:
+            hint = f"; {across}" if across and group.whole_cluster else ""
             return (f"{what} needs one switch joining the ranks (a Switch, an NVSwitch node, or "
-                    f"axes=gpu of a GPU cluster); {group.topology!r} is not one")
+                    f"axes=gpu of a GPU cluster); {group.topology!r} is not one{hint}")
         if not group.in_network:
             return (f"{what} needs a switch that reduces and multicasts in the network; "
                     f"{group.topology!r} only forwards (Switch(..., in_network=True) makes one that does)")
@@ -164,25 +207,38 @@ def _sharp_bandwidth(n, V, W, rate):
 _DIRECT = "every message straight to its destination, routed by the network"
 _MULTICAST = "the switch replicates data (NVLink SHARP multicast)"
 _SHARP = "in-network reduction in the switch (SHARP)"
+_NVLS_ACROSS = ("across nodes NCCL runs nvls_tree, or NVLS with InfiniBand SHARP "
+                "(collnet_direct, collnet_chain)")
+_nvls_reason = _switch_reason("nvls", _NVLS_ACROSS)
 
 register("direct", "all_gather", description=_DIRECT,
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_all_gather(g.n))
-register("multicast", "all_gather", applies=_switch_reason("multicast"), description=_MULTICAST,
+register("nvls", "all_gather", applies=_nvls_reason, nccl="NVLS",
+         description="NVLS: each GPU stores its block once; the switch multicasts it to every GPU",
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + costs.multicast_all_gather(n, V, W))
-         )(lambda g: multicast_all_gather(g.n))
+         )(lambda g: nvls_all_gather(g.n))
 register("direct", "reduce_scatter", description=_DIRECT,
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_reduce_scatter(g.n))
 register("sharp", "reduce_scatter", applies=_switch_reason("sharp"), description=_SHARP,
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_reduce_scatter(g.n))
+register("nvls", "reduce_scatter", applies=_nvls_reason, nccl="NVLS",
+         description="NVLS load-reduce: each GPU sends its array in and gets back its reduced block",
+         cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
+         )(lambda g: sharp_reduce_scatter(g.n, "nvls"))
 register("direct", "all_reduce", description=_DIRECT,
          cost=_on_switch(lambda n, V, W, a, agent, rate: 2 * costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_all_reduce(g.n))
 register("sharp", "all_reduce", applies=_switch_reason("sharp"), description=_SHARP,
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_all_reduce(g.n))
+register("nvls", "all_reduce", applies=_nvls_reason, nccl="NVLS",
+         description="NVLS: load-reduce of each GPU's block, then a multicast store: (N+1)/N V each way",
+         cost=_on_switch(lambda n, V, W, a, agent, rate: costs.nvls_all_reduce(
+             n, V, W, (a + agent) / 2, n * V / 4 / rate if rate else 0.0))
+         )(lambda g: nvls_all_reduce(g.n))
 register("direct", "broadcast", description="direct: the root sends the array to every rank",
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_broadcast(n, V, W, a))
          )(lambda g: direct_broadcast(g.n, g.root))

@@ -55,6 +55,14 @@ class Group:
     def root(self) -> int:
         return int(self.options.get("root", 0))
 
+    @property
+    def chunks(self) -> int:
+        """The ``chunks`` option of pipelined algorithms (default 8), checked."""
+        chunks = self.options.get("chunks", 8)
+        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+            raise CollectivesError(f"chunks must be a whole number >= 1, got {chunks!r}")
+        return int(chunks)
+
     # -- what the group sits on -------------------------------------------------
     @property
     def torus_axis(self) -> int | None:

@@ -38,7 +38,48 @@ def ring_all_gather(n: int) -> Schedule:
 
 
 def bidirectional_ring_all_gather(n: int) -> Schedule:
-    """Bidirectional ring: each block travels both ways round; ceil((N-1)/2) steps."""
+    """Bidirectional ring at the bandwidth bound: every block travels both ways round.
+
+    Step h (1-based) moves the blocks h-1 hops from their owners one hop further,
+    clockwise and counter-clockwise at once. For odd N, (N-1)/2 steps reach every
+    rank. For even N the block opposite its owner is N/2 hops away both ways: its
+    two halves (slot grid ``(N, 2)``) go one each way in the last step, which so
+    carries half a block per link. N/2 steps in all, ``(N-1)/(2N) V`` on every link:
+    the bound. A ring of two has one link each way, so its blocks go whole.
+    """
+    if n % 2 or n == 2:
+        return _bidirectional_whole(n, "bidirectional_ring")
+    r = np.arange(n)
+    both = Traffic.make(np.concatenate([r, r]), np.concatenate([(r + 1) % n, (r - 1) % n]),
+                        COPY, 1.0 / n)
+    halves = Traffic.make(np.concatenate([r, r]), np.concatenate([(r + 1) % n, (r - 1) % n]),
+                          COPY, 1.0 / (2 * n))
+    steps = []
+    for h in range(1, n // 2):
+        chunks = (lambda h=h: boxes_array(
+            [(np.concatenate([(r - h + 1) % n, (r + h - 1) % n]), 1), (0, 2)], 2 * n))
+        steps.append(Step(both, chunks, "all-gather"))
+    h = n // 2
+    last = (lambda h=h: boxes_array([(np.concatenate([(r - h + 1) % n, (r + h - 1) % n]), 1),
+                                     (np.repeat([0, 1], n), 1)], 2 * n))
+    steps.append(Step(halves, last, "all-gather"))
+    return Schedule.local("all_gather", "bidirectional_ring", n, (n, 2), steps,
+                          description="bidirectional ring: every block goes both ways round "
+                                      "the ring at once; the block opposite its owner goes "
+                                      "half each way")
+
+
+def bidirectional_ring_whole_all_gather(n: int) -> Schedule:
+    """Bidirectional ring with whole blocks: ceil((N-1)/2) steps of V/N each.
+
+    For even N the block opposite its owner goes whole one way in the last step,
+    while the other direction idles: ``(N/2) V/(N W)`` instead of the bound
+    ``(N-1)/(2N) V/W``; see :func:`bidirectional_ring_all_gather`.
+    """
+    return _bidirectional_whole(n, "bidirectional_ring_whole")
+
+
+def _bidirectional_whole(n: int, name: str) -> Schedule:
     r = np.arange(n)
     cw_steps = n // 2                    # ceil((n-1)/2)
     ccw_steps = (n - 1) // 2             # floor((n-1)/2)
@@ -54,9 +95,11 @@ def bidirectional_ring_all_gather(n: int) -> Schedule:
         else:
             chunks = (lambda h=h: boxes_array([((r - h + 1) % n, 1)], n))
             steps.append(Step(cw_only, chunks, "all-gather"))
-    return Schedule.local("all_gather", "bidirectional_ring", n, (n,), steps,
+    extra = ("" if n % 2 or n <= 2 else
+             "; the block opposite its owner goes whole one way, in a step of its own")
+    return Schedule.local("all_gather", name, n, (n,), steps,
                           description="bidirectional ring: every block goes both ways round "
-                                      "the ring at once, so it needs half as many steps")
+                                      "the ring at once, so it needs half as many steps" + extra)
 
 
 def chain_all_gather(n: int) -> Schedule:
@@ -114,6 +157,7 @@ def multichannel_ring_all_gather(nodes: int, gpus: int) -> Schedule:
 LINE_ALL_GATHERS = {
     "ring": ring_all_gather,
     "bidirectional_ring": bidirectional_ring_all_gather,
+    "bidirectional_ring_whole": bidirectional_ring_whole_all_gather,
     "chain": chain_all_gather,
 }
 
@@ -123,16 +167,17 @@ LINE_ALL_GATHERS = {
 # ---------------------------------------------------------------------------
 
 def line_reason(group: Group, kind: str) -> str | None:
-    """Why ``kind`` ("ring", "bidirectional_ring" or "chain") cannot run on the group, or None."""
+    """Why ``kind`` ("ring", "bidirectional_ring", "bidirectional_ring_whole" or "chain")
+    cannot run on the group, or None."""
     topo = group.topology
     axis = group.torus_axis
     if axis is not None:
         size, name = topo.dims[axis], topo.axis_names[axis]
-        if kind in ("ring", "bidirectional_ring") and size > 2 and not topo.wraparound[axis]:
+        if kind != "chain" and size > 2 and not topo.wraparound[axis]:
             return (f"{kind} needs a wraparound link on axis {name} (size {size}) of "
                     f"{topo!r}, which has none; use chain")
-        if kind == "bidirectional_ring" and not topo.bidirectional:
-            return f"bidirectional_ring needs links both ways; {topo!r} is one-way; use ring"
+        if kind.startswith("bidirectional_ring") and not topo.bidirectional:
+            return f"{kind} needs links both ways; {topo!r} is one-way; use ring"
         if kind == "chain" and not topo.bidirectional:
             return f"chain needs links both ways; {topo!r} is one-way; use ring"
         return None
@@ -165,6 +210,7 @@ def _line_cost(kind: str, factor: float):
     """The closed form on a torus axis; a one-way ring also on a switch (one flow per
     up-link and down-link per step)."""
     formula = {"ring": costs.ring_all_gather, "bidirectional_ring": costs.bidirectional_ring_all_gather,
+               "bidirectional_ring_whole": costs.bidirectional_ring_whole_all_gather,
                "chain": costs.chain_all_gather}[kind]
 
     def cost(group: Group, nbytes: float) -> float | None:
@@ -177,7 +223,9 @@ def _line_cost(kind: str, factor: float):
 
 _DESCRIPTIONS = {
     "ring": "unidirectional ring, N-1 steps per phase",
-    "bidirectional_ring": "ring using both directions of every link, about N/2 steps",
+    "bidirectional_ring": "ring using both directions of every link, N/2 steps, at the bandwidth bound",
+    "bidirectional_ring_whole": "bidirectional ring sending whole blocks: for even N the opposite "
+                                "block goes one way in an extra step",
     "chain": "line without wraparound, N-1 steps",
 }
 
@@ -210,5 +258,5 @@ def _register_line(kind: str) -> None:
         return all_reduce_from(_line_all_gather(g, kind))
 
 
-for _kind in ("ring", "bidirectional_ring", "chain"):
+for _kind in ("ring", "bidirectional_ring", "chain", "bidirectional_ring_whole"):
     _register_line(_kind)

@@ -24,9 +24,21 @@ from .rings import LINE_ALL_GATHERS, axis_kind
 
 def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
               slot_shape, part: int | None, stage: str, cache: dict) -> list[Step]:
-    """Run a 1D all-gather along ``axis`` of the group mesh, on every line at once."""
+    """Run a 1D all-gather along ``axis`` of the group mesh, on every line at once.
+
+    ``slot_shape`` is the mesh's dims, then one axis for the parts of a multi-axis
+    all-gather, then optionally a trailing axis of halves: a line schedule whose own
+    grid is ``(n, 2)`` (a bidirectional ring that sends the opposite block half each
+    way) moves the halves it names; a line with a ``(n,)`` grid moves both halves.
+    """
     dims = tuple(group_shape)
+    D = len(dims)
     n_axis = dims[axis]
+    halves = slot_shape[D + 1] if len(slot_shape) > D + 1 else 1
+    line_halves = line.slot_shape[1] if len(line.slot_shape) > 1 else 1
+    if line_halves not in (1, halves):
+        raise CollectivesError(f"a line schedule on a {line.slot_shape} grid cannot be lifted "
+                               f"onto a {tuple(slot_shape)} grid")
     ranks = np.arange(int(np.prod(dims))).reshape(dims)
     lines = np.moveaxis(ranks, axis, -1).reshape(-1, n_axis)        # (L, n_axis)
     L = lines.shape[0]
@@ -39,15 +51,16 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
         if key not in cache:
             src = lines[:, t.src].ravel()
             dst = lines[:, t.dst].ravel()
-            # chunk volume: the 1D count times the full extent of the done axes
+            # chunk volume: the line's share of its own grid times the full extent of
+            # the done axes (and of the halves, where the line does not split them)
             vol = np.prod([dims[a] for a in done]) if done else 1
-            frac = np.tile(t.fraction * n_axis * vol / total, L)
+            frac = np.tile(t.fraction * n_axis * line_halves * vol * (halves // line_halves) / total, L)
             cache[key] = Traffic(src, dst, np.tile(t.op, L), frac)
 
         def chunks(step=step, T=len(t)):
-            b1 = step.boxes                                         # (T, 1, 2)
+            b1 = step.boxes                                         # (T, 1 or 2, 2)
             out = np.empty((L * T, len(slot_shape), 2), dtype=np.int64)
-            for a in range(len(dims)):
+            for a in range(D):
                 if a == axis:
                     out[:, a, 0] = np.tile(b1[:, 0, 0], L)
                     out[:, a, 1] = np.tile(b1[:, 0, 1], L)
@@ -57,9 +70,16 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
                 else:
                     out[:, a, 0] = np.repeat(coords[:, a], T)
                     out[:, a, 1] = 1
-            if len(slot_shape) > len(dims):
-                out[:, len(dims), 0] = 0 if part is None else part
-                out[:, len(dims), 1] = 1
+            if len(slot_shape) > D:
+                out[:, D, 0] = 0 if part is None else part
+                out[:, D, 1] = 1
+            if halves > 1:
+                if line_halves > 1:
+                    out[:, D + 1, 0] = np.tile(b1[:, 1, 0], L)
+                    out[:, D + 1, 1] = np.tile(b1[:, 1, 1], L)
+                else:
+                    out[:, D + 1, 0] = 0
+                    out[:, D + 1, 1] = halves
             return out
         steps.append(Step(cache[key], chunks, stage))
     return steps
@@ -70,11 +90,16 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
     """All-gather over every axis of a mesh of ranks.
 
     ``kinds[a]`` is the 1D algorithm along axis ``a`` ("bidirectional_ring",
-    "ring" or "chain"). With ``multi=True`` the array is cut into as many parts
-    as there are axes and part ``j`` gathers along the axes in the order
-    rotated by ``j``, all parts at once, so every link of every chip is busy
+    "bidirectional_ring_whole", "ring" or "chain"). With ``multi=True`` the
+    array is cut into as many parts as there are axes and part ``j`` gathers
+    along the axes in the order rotated by ``j``, all parts at once, so every
+    link of every chip is busy
     (the 2D all-gather of the seed post, about 2x faster than one axis at a
     time). With ``multi=False`` the whole array goes one axis after the other.
+    Where an axis is an even bidirectional ring, the grid gains a trailing axis
+    of two halves: the block opposite its owner goes half each way round that
+    axis (:func:`~collectives_lib.builders.rings.bidirectional_ring_all_gather`),
+    so every axis runs at the bandwidth bound.
     """
     dims = tuple(int(d) for d in group_shape)
     D = len(dims)
@@ -87,7 +112,8 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
     else:
         parts = 1
         orders = [base_order]
-    slot_shape = dims + (parts,)
+    halves = max(lines[a].slot_shape[1] if len(lines[a].slot_shape) > 1 else 1 for a in range(D))
+    slot_shape = dims + (parts,) + ((halves,) if halves > 1 else ())
     cache: dict = {}
     # phases[j][p] = the steps of part j's p-th axis
     phases: list[list[list[Step]]] = []

@@ -1,12 +1,20 @@
-"""Trees and pipelines: binomial trees, the tree all-reduce, and pipelined chains
-for broadcast and reduce.
+"""Trees and pipelines: binomial trees, NCCL's double binary tree, and pipelined
+chains for broadcast and reduce.
 
 A binomial tree doubles the set of ranks that hold the data every round, so a
 broadcast takes ``ceil(log2 N)`` rounds of the whole array; its dual reduces
-up the same tree. The seed's tree all-reduce is a binomial reduce to rank 0
-then a binomial broadcast back: few steps, but the whole array in every one.
-A pipelined chain cuts the array into chunks that stream down a line of ranks:
-``N - 2 + chunks`` steps of ``V / chunks``.
+up the same tree. The seed's tree all-reduce (``binomial_tree``) is a binomial
+reduce to rank 0 then a binomial broadcast back: few steps, but the whole array
+in every one. A pipelined chain cuts the array into chunks that stream down a
+line of ranks: ``N - 2 + chunks`` steps of ``V / chunks``.
+
+NCCL's tree all-reduce (``tree``) pipelines chunks up a tree (reduce) and back
+down (broadcast) at once: between nodes two complementary binary trees
+(:func:`double_binary_tree`), each carrying half the data, inside each node a
+chain hanging from the GPU whose NIC joins the tree, and one channel per NIC
+(:func:`cluster_trees`); on one switch, one chain per GPU, each starting at
+another GPU (:func:`chain_trees`). :func:`pipelined_tree_all_reduce` turns any
+set of trees into bulk-synchronous steps.
 
 Introduced in the chapter *Depth, trees and the network roofline*.
 """
@@ -17,8 +25,8 @@ import numpy as np
 
 from .. import costs
 from ..errors import CollectivesError
-from ..schedule import COPY, Schedule, Step, Traffic, boxes_array, dual
-from ..topology import Switch
+from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array, dual
+from ..topology import GpuCluster, Switch, Torus
 from .registry import Group, register
 
 
@@ -48,9 +56,190 @@ def binomial_tree_all_reduce(n: int) -> Schedule:
     steps = []
     for s in red.steps + bc.steps:
         steps.append(Step(s.traffic, boxes_array([(0, n)], len(s.traffic)), s.stage))
-    return Schedule.local("all_reduce", "tree", n, (n,), steps, routing="routed",
-                          description="tree: reduce up a binomial tree to rank 0 (log2 N "
-                                      "rounds), then broadcast back down (log2 N rounds)")
+    return Schedule.local("all_reduce", "binomial_tree", n, (n,), steps, routing="routed",
+                          description="binomial tree: reduce up a binomial tree to rank 0 "
+                                      "(log2 N rounds), then broadcast back down (log2 N rounds)")
+
+
+# ---------------------------------------------------------------------------
+# NCCL's tree: pipelined (double binary) trees
+# ---------------------------------------------------------------------------
+
+def nccl_binary_tree(n: int) -> np.ndarray:
+    """The binary tree NCCL builds over ``n`` nodes (``ncclGetBtree`` in trees.cc),
+    as a parent array (-1 at the root, node 0).
+
+    Node ``r > 0`` with lowest set bit ``b`` hangs from ``r`` with that bit moved up
+    one place (``r + b`` where bit ``2b`` of ``r`` is clear, ``r - b`` where it is
+    set), or from ``r - b`` where that would leave the range. Node 0's one child is
+    the largest power of two below ``n``; for ``n = 2^k`` the tree has height ``k``,
+    and its leaves are the odd nodes::
+
+        n = 8:   0 -> 4 -> {2, 6},  2 -> {1, 3},  6 -> {5, 7}
+    """
+    parent = np.full(n, -1, dtype=np.int64)
+    for r in range(1, n):
+        b = r & -r
+        up = r - b if r & (2 * b) else r + b
+        parent[r] = up if up < n else r - b
+    return parent
+
+
+def double_binary_tree(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """NCCL's two complementary trees over ``n`` nodes (``ncclGetDtree``): the binary
+    tree, and for even ``n`` its mirror image (node ``r`` plays ``n-1-r``), for odd
+    ``n`` the tree shifted by one (node ``r`` plays ``r-1``). The binary tree's
+    interior nodes are even, the mirror's odd, so for even ``n`` every node is
+    interior in at most one tree and each NIC carries about the same traffic
+    (shifting, for odd ``n``, leaves node 0 interior in both)."""
+    first = nccl_binary_tree(n)
+    r = np.arange(n)
+    if n % 2 == 0:
+        play = n - 1 - r
+        up = first[play]
+        second = np.where(up < 0, -1, n - 1 - up)
+    else:
+        play = (r - 1) % n
+        up = first[play]
+        second = np.where(up < 0, -1, (up + 1) % n)
+    return first, second.astype(np.int64)
+
+
+def tree_levels(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(height, depth)`` of every node of a tree given as a parent array: height
+    0 at the leaves (the longest way down to one), depth 0 at the root."""
+    parent = np.asarray(parent, dtype=np.int64)
+    n = len(parent)
+    if (parent < 0).sum() != 1:
+        raise CollectivesError(f"a tree has exactly one root, got {int((parent < 0).sum())}")
+    depth = np.zeros(n, dtype=np.int64)
+    up = parent.copy()
+    for _ in range(n):
+        live = up >= 0
+        if not live.any():
+            break
+        depth[live] += 1
+        up = np.where(live, parent[np.maximum(up, 0)], -1)
+    else:
+        raise CollectivesError("the parent array has a cycle: it is not a tree")
+    height = np.zeros(n, dtype=np.int64)
+    for d in range(int(depth.max(initial=0)), 0, -1):
+        at = np.nonzero(depth == d)[0]
+        np.maximum.at(height, parent[at], height[at] + 1)
+    return height, depth
+
+
+def chain_trees(n: int) -> list[np.ndarray]:
+    """NCCL's tree on one switch: a chain through the GPUs per channel, one channel
+    per GPU, channel ``c`` starting (its root) at GPU ``c`` and going ``c, c+1, ...``.
+    Every GPU sits once at each place of a chain, so every link carries the same."""
+    trees = []
+    for c in range(n):
+        order = (c + np.arange(n)) % n
+        parent = np.full(n, -1, dtype=np.int64)
+        parent[order[1:]] = order[:-1]
+        trees.append(parent)
+    return trees
+
+
+def cluster_trees(nodes: int, gpus: int) -> list[np.ndarray]:
+    """NCCL's trees over a GPU cluster, as parent arrays over its ranks.
+
+    One channel per GPU of a node, each with both trees of :func:`double_binary_tree`
+    over the nodes: ``2 * gpus`` trees, each carrying ``1 / (2 gpus)`` of the data.
+    In channel ``c`` the head of every node is GPU ``c``: it joins the node tree
+    through its NIC (rail ``c``), and the node's other GPUs hang below it in a chain
+    ``c+1, c+2, ...`` over NVLink (NCCL's ``TREE`` pattern: parent and children of a
+    node on the same GPU). Every channel thus enters every node on the same rail,
+    as NCCL's trees do (a tree's intra-node order is the same on every node), so its
+    inter-node hops never leave the rail's leaf switch, and the channels together use
+    every NIC. One node: :func:`chain_trees`.
+    """
+    if nodes == 1:
+        return chain_trees(gpus)
+    node_trees = double_binary_tree(nodes)
+    base = np.arange(nodes)[:, None] * gpus
+    trees = []
+    for c in range(gpus):
+        ranks = base + (c + np.arange(gpus))[None, :] % gpus        # (nodes, position)
+        for up in node_trees:
+            parent = np.full(nodes * gpus, -1, dtype=np.int64)
+            parent[ranks[:, 1:]] = ranks[:, :-1]
+            parent[ranks[:, 0]] = np.where(up < 0, -1, up * gpus + c)
+            trees.append(parent)
+    return trees
+
+
+def pipelined_tree_all_reduce(trees, chunks: int, *, algorithm: str = "tree",
+                              description: str = "") -> Schedule:
+    """All-reduce over trees (parent arrays over ranks ``0..n-1``), each carrying an
+    equal share of the array in ``chunks`` chunks that stream up and down at once.
+
+    Bulk-synchronous steps: a rank of height ``h`` sends chunk ``c`` (the sum of its
+    subtree's contributions) to its parent at step ``h + c``; the root of height
+    ``H`` holds chunk ``c`` complete after step ``H - 1 + c``, and a rank of depth
+    ``d`` sends it on to its children at step ``H + d + c``. A tree takes
+    ``2H + chunks - 1`` steps: ``2H`` hops up and down (NCCL's latency count, whose
+    ``H`` is ``(GPUs per node - 1) + log2(nodes)``), plus the pipeline fill. Slots:
+    ``(n, trees, chunks)``, every transfer carrying all n blocks of one chunk of one tree.
+    """
+    trees = [np.asarray(t, dtype=np.int64) for t in trees]
+    P, K = len(trees), int(chunks)
+    n = len(trees[0]) if trees else 1
+    src, dst, op, off, part = [], [], [], [], []
+    for p, parent in enumerate(trees):
+        height, depth = tree_levels(parent)
+        H = int(height[parent < 0][0])
+        child = np.nonzero(parent >= 0)[0]
+        up = parent[child]
+        src += [child, up]
+        dst += [up, child]
+        op += [np.full(len(child), REDUCE), np.full(len(child), COPY)]
+        off += [height[child], H + depth[up]]
+        part += [np.full(2 * len(child), p)]
+    steps = []
+    if P and n > 1:
+        src, dst, op, off, part = (np.concatenate(x) for x in (src, dst, op, off, part))
+        cache: dict[bytes, Traffic] = {}
+        for s in range(int(off.max()) + K):
+            k = s - off
+            sel = (k >= 0) & (k < K)
+            key = sel.tobytes()
+            if key not in cache:
+                cache[key] = Traffic.make(src[sel], dst[sel], op[sel], 1.0 / (P * K))
+            ops = op[sel]
+            stage = ("reduce" if (ops == REDUCE).all() else "broadcast" if (ops == COPY).all()
+                     else "reduce and broadcast")
+            chunks_of = (lambda sel=sel, k=k: boxes_array(
+                [(0, n), (part[sel], 1), (k[sel], 1)], int(sel.sum())))
+            steps.append(Step(cache[key], chunks_of, stage))
+    return Schedule.local("all_reduce", algorithm, n, (n, max(P, 1), K), steps, routing="routed",
+                          description=description or
+                          f"pipelined trees: {P} trees, each carrying 1/{max(P, 1)} of the array "
+                          f"in {K} chunks that stream up (reduce) and down (broadcast) at once")
+
+
+def nccl_tree_all_reduce(group: Group) -> Schedule:
+    """NCCL's tree for the group: double binary trees with a chain per node and a
+    channel per NIC over a whole cluster, double binary trees over one GPU per node
+    (``axes=node``), and one chain per GPU on a switch."""
+    topo, K = group.topology, group.chunks
+    if isinstance(topo, GpuCluster) and group.whole_cluster:
+        trees = cluster_trees(topo.num_nodes, topo.gpus_per_node)
+        what = (f"{topo.gpus_per_node} channels, each a pair of binary trees over the "
+                f"{topo.num_nodes} nodes (entered on the channel's rail) with a chain inside "
+                f"each node" if topo.num_nodes > 1 else
+                f"{topo.gpus_per_node} chains through the node's GPUs, one from each GPU")
+    elif isinstance(topo, GpuCluster) and group.axes == (0,):
+        trees = list(double_binary_tree(group.n)) if group.n > 1 else []
+        what = f"two complementary binary trees over the {group.n} nodes"
+    else:
+        trees = chain_trees(group.n)
+        what = f"{group.n} chains through the ranks, one from each rank"
+    return pipelined_tree_all_reduce(
+        trees, K, algorithm="tree",
+        description=f"NCCL's tree: {what}; the array in {K} chunks per tree streams up "
+                    f"(reduce) and back down (broadcast) at once")
 
 
 def chain_broadcast(n: int, root: int = 0, chunks: int = 8) -> Schedule:
@@ -78,13 +267,6 @@ def _on_switch(formula):
     return cost
 
 
-def _chunks(group: Group) -> int:
-    chunks = group.options.get("chunks", 8)
-    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
-        raise CollectivesError(f"chunks must be a whole number >= 1, got {chunks!r}")
-    return int(chunks)
-
-
 def _one_axis(group: Group) -> str | None:
     if group.on_torus_axes:
         return "the pipelined chain runs along one axis: pass axes=x (--axes x)"
@@ -92,18 +274,50 @@ def _one_axis(group: Group) -> str | None:
 
 
 _binomial_cost = _on_switch(lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
-_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, _chunks(g)))
+_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
 
-register("tree", "all_reduce", description="binomial tree reduce, then binomial tree broadcast",
-         cost=_on_switch(lambda g, V, W, a: costs.tree_all_reduce(g.n, V, W, a))
+
+def _tree_reason(group: Group) -> str | None:
+    if isinstance(group.topology, Torus):
+        return (f"tree is NCCL's algorithm for GPU systems (a switch, an NVSwitch node, a GPU "
+                f"cluster); {group.topology!r} is a torus, where XLA runs rings: use ring or "
+                f"binomial_tree")
+    return None
+
+
+def _tree_cost(group: Group, nbytes: float) -> float | None:
+    """Closed forms: one switch (or the GPUs of a node), and one or two nodes of a
+    cluster whose trees stay inside one Scalable Unit."""
+    topo, K = group.topology, group.chunks
+    if isinstance(topo, Switch):
+        W, alpha = group.link()
+        return costs.tree_all_reduce(group.n, nbytes, W, alpha, K)
+    if not isinstance(topo, GpuCluster):
+        return None
+    nvl = (topo.nvlink_bandwidth, 2 * topo.nvlink_latency)
+    nic = (topo.nic_bandwidth, 2 * topo.nic_latency)
+    if group.axes == (1,) or (group.whole_cluster and topo.num_nodes == 1):
+        return costs.tree_all_reduce(topo.gpus_per_node, nbytes, *nvl, K)
+    if topo.num_nodes != 2 or topo.num_nodes > topo.nodes_per_su:
+        return None
+    gpus = topo.gpus_per_node if group.whole_cluster else 1
+    return costs.tree_all_reduce_two_nodes(gpus, nbytes, nic[0], nvl[0], nic[1], nvl[1], K)
+
+
+register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE",
+         description="NCCL's tree: double binary trees between nodes, a chain inside each, "
+                     "one channel per NIC, chunks pipelined up and down"
+         )(nccl_tree_all_reduce)
+register("binomial_tree", "all_reduce", description="binomial tree reduce, then binomial tree broadcast",
+         cost=_on_switch(lambda g, V, W, a: costs.binomial_tree_all_reduce(g.n, V, W, a))
          )(lambda g: binomial_tree_all_reduce(g.n))
 register("binomial_tree", "broadcast", description="binomial tree, log2(N) rounds",
          cost=_binomial_cost)(lambda g: binomial_broadcast(g.n, g.root))
 register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds",
          cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
-register("chain", "broadcast", applies=_one_axis, cost=_chain_cost,
+register("chain", "broadcast", applies=_one_axis, cost=_chain_cost, nccl="RING",
          description="pipelined chain: the array streams down the line in chunks"
-         )(lambda g: chain_broadcast(g.n, g.root, _chunks(g)))
-register("chain", "reduce", applies=_one_axis, cost=_chain_cost,
+         )(lambda g: chain_broadcast(g.n, g.root, g.chunks))
+register("chain", "reduce", applies=_one_axis, cost=_chain_cost, nccl="RING",
          description="pipelined chain: partial sums stream up the line in chunks"
-         )(lambda g: dual(chain_broadcast(g.n, g.root, _chunks(g))))
+         )(lambda g: dual(chain_broadcast(g.n, g.root, g.chunks)))

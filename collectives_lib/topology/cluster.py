@@ -25,16 +25,26 @@ class GpuCluster(Topology):
     one non-blocking switch with one aggregate up-link and down-link per leaf.
 
     Ranks are GPUs, numbered node by node: rank = node * gpus_per_node + gpu.
-    Named participants: ``"nvswitch<m>"`` (node m's NVSwitch fabric) and
-    ``"spine"``.
+    Named participants: ``"nvswitch<m>"`` (node m's NVSwitch fabric),
+    ``"multicast<m>"`` (its NVLS multicast group, the same vertex),
+    ``"leaf<su>.<rail>"`` (a leaf switch) and ``"spine"``.
+
+    ``sharp=True`` makes the InfiniBand switches reduce in the network (SHARP, which
+    NCCL drives through its CollNet algorithms): the leaf of a rail sums what the
+    nodes of its Scalable Unit send it, the spine what the leaves send it. Like
+    the links, the switches' adders are ideal (no extra latency, link speed).
     """
 
     def __init__(self, system: str = "dgx-h100", num_nodes: int = 1, *,
                  nodes_per_su: int | None = None, oversubscription: float = 1.0,
                  nvlink_bandwidth: float | None = None, nic_bandwidth: float | None = None,
-                 nvlink_latency: float | None = None, nic_latency: float | None = None):
+                 nvlink_latency: float | None = None, nic_latency: float | None = None,
+                 sharp: bool = False):
         s = hw.gpu_system(system)
         self.system = s
+        if not isinstance(sharp, (bool, np.bool_)):
+            raise CollectivesError(f"sharp must be True or False, got {sharp!r}")
+        self.sharp = bool(sharp)
         self.num_nodes = check_num_ranks(num_nodes, what="number of nodes")
         self.gpus_per_node = s.gpus_per_node
         self.rails = s.rails
@@ -62,7 +72,8 @@ class GpuCluster(Topology):
 
     def _identity(self) -> tuple:
         return (self.system.name, self.num_nodes, self.nodes_per_su, self.oversubscription,
-                self.nvlink_bandwidth, self.nic_bandwidth, self.nvlink_latency, self.nic_latency)
+                self.nvlink_bandwidth, self.nic_bandwidth, self.nvlink_latency, self.nic_latency,
+                self.sharp)
 
     def __repr__(self) -> str:
         extra = ""
@@ -70,6 +81,8 @@ class GpuCluster(Topology):
             extra += f", oversubscription={self.oversubscription:g}"
         if self._custom and self.nodes_per_su != self.system.nodes_per_su:
             extra += f", nodes_per_su={self.nodes_per_su}"
+        if self.sharp:
+            extra += ", sharp=True"
         return f"GpuCluster({self.system.name!r}, num_nodes={self.num_nodes}{extra})"
 
     # node ids
@@ -98,15 +111,21 @@ class GpuCluster(Topology):
     def agent_node(self, name: str) -> int:
         if name == "spine":
             return self.spine_node
-        if name in ("switch", "nvswitch") and self.num_nodes == 1:
+        if name in ("switch", "nvswitch", "multicast") and self.num_nodes == 1:
             return self.nvswitch_node(0)
-        if name.startswith("nvswitch"):
-            try:
-                k = int(name[8:])
-            except ValueError:
-                k = -1
-            if 0 <= k < self.num_nodes:
-                return self.nvswitch_node(k)
+        # "multicast<m>": node m's NVLS multicast group, a second buffer in its NVSwitch
+        for prefix in ("nvswitch", "multicast"):
+            if name.startswith(prefix):
+                try:
+                    k = int(name[len(prefix):])
+                except ValueError:
+                    k = -1
+                if 0 <= k < self.num_nodes:
+                    return self.nvswitch_node(k)
+        if name.startswith("leaf"):
+            su, _, rail = name[4:].partition(".")
+            if su.isdigit() and rail.isdigit() and int(su) < self.num_sus and int(rail) < self.rails:
+                return self.leaf_node(int(su), int(rail))
         return super().agent_node(name)
 
     def reduce_rate(self, node: int) -> float | None:

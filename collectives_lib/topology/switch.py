@@ -71,7 +71,8 @@ class Switch(Topology):
         return f"GPU {node}" if self.link_class == "nvlink" else f"rank {node}"
 
     def agent_node(self, name: str) -> int:
-        if name in ("switch", "nvswitch", "nvswitch0"):
+        # "multicast": the multicast group of NVLS, a second buffer in the same switch
+        if name in ("switch", "nvswitch", "nvswitch0", "multicast", "multicast0"):
             return self.num_ranks
         return super().agent_node(name)
 
