@@ -54,7 +54,7 @@ from .models import MODELS, Estimate, default_model, estimate
 from .topology import Topology
 from .units import format_bytes, format_time
 
-__all__ = ["HloRow", "HloTiming", "time_hlo", "topology_axes", "library_dtype",
+__all__ = ["HloRow", "HloTiming", "time_hlo", "topology_axes", "library_dtype", "summary", "shards",
            "replay_collective", "TORCH_CALLS", "TorchCall", "torch_collective",
            "ddp_fsdp_traffic"]
 
@@ -197,6 +197,24 @@ class HloTiming:
                         "?" if c.repeats is None else str(c.repeats)])
         return out
 
+    def brief(self) -> str:
+        """A narrow table (kind, mesh axes, bytes, algorithm, time) and the total,
+        for pages and terminals of 80 columns."""
+        rows = [["kind", "axes", "bytes", "algorithm", "time"]]
+        for r in self.rows:
+            c, e = r.collective, r.estimate
+            axes = "-" if r.mesh_axes is None else ",".join(r.mesh_axes) or "one"
+            times = "" if r.repeats == 1 else f" x{r.repeats}"
+            rows.append([c.kind, axes, format_bytes(c.nbytes), "-" if e is None else e.label,
+                         "-" if e is None else format_time(e.time) + times])
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines = ["  ".join(v.rjust(w) if i in (2, 4) else v.ljust(w)
+                           for i, (v, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+        model = "NCCL model" if self.model == "nccl" else "ideal link model"
+        lines.append(f"total {format_time(self.total)} ({model}), lower bound "
+                     f"{format_time(self.total_bound)}")
+        return "\n".join(lines)
+
     def __str__(self) -> str:
         rows = self.table()
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -268,6 +286,39 @@ def time_hlo(module, topology: Topology, *, mesh=None, model: str | None = None,
             raise CollectivesError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
         used_model = default_model(topology) if model is None else str(model).strip().lower()
     return HloTiming(module, topology, used_model, mesh_dict, tuple(rows))
+
+
+def summary(module, mesh=None) -> str:
+    """One line for a module: ``"all_gather over y, 268 MB"`` per collective, or
+    ``"no collective"``; without ``mesh`` the groups are given as count x size."""
+    if not isinstance(module, HloModule):
+        module = parse_hlo(module)
+    parts = []
+    for c in module:
+        if mesh is not None:
+            over = ",".join(mesh_axes(c, mesh)) or "one device"
+        elif c.kind == "collective_permute":
+            over = f"{len(c.source_target_pairs)} pairs"
+        else:
+            over = f"{c.num_groups}x{c.group_size}"
+        parts.append(f"{c.kind} over {over}, {format_bytes(c.nbytes)}")
+    return "; ".join(parts) or "no collective"
+
+
+def shards(array, mesh) -> list[np.ndarray]:
+    """Each device's block of a ``jax.Array``, in mesh order (the devices' ids in
+    the HLO), as numpy arrays; read without importing JAX."""
+    try:
+        block = {s.device: np.asarray(s.data) for s in array.addressable_shards}
+        devices = list(np.asarray(mesh.devices).ravel())
+    except AttributeError:
+        raise CollectivesError("shards takes a jax.Array and the jax.sharding.Mesh it is "
+                               "sharded over") from None
+    missing = [d for d in devices if d not in block]
+    if missing:
+        raise CollectivesError(f"the array has no block on {len(missing)} of the mesh's "
+                               f"{len(devices)} devices: is it on this mesh?")
+    return [block[d] for d in devices]
 
 
 # ---------------------------------------------------------------------------

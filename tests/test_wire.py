@@ -201,3 +201,38 @@ def test_ddp_moves_two_thirds_of_what_fsdp_moves():
     assert out["ddp_time"] == pytest.approx(sum(r[4].time * r[3] for r in out["ddp"]))
     with pytest.raises(CollectivesError, match="units must be a whole number >= 1"):
         wire.ddp_fsdp_traffic(params, topo, units=0)
+
+
+def test_brief_and_summary_fit_80_columns():
+    module = parse_hlo((DATA / "fsdp_scan.cpu_after_optimizations.txt").read_text())
+    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    lines = timing.brief().splitlines()
+    assert lines[0].split() == ["kind", "axes", "bytes", "algorithm", "time"]
+    assert len(lines) == len(module) + 2 and max(map(len, lines)) <= 80
+    assert lines[1].split()[:2] == ["all_gather", "x"] and lines[1].endswith("x3")
+    assert lines[-1] == (f"total {cl.format_time(timing.total)} (ideal link model), lower bound "
+                         f"{cl.format_time(timing.total_bound)}")
+    one = parse_hlo((DATA / "all_gather.txt").read_text())
+    assert wire.summary(one, "x=4,y=2") == "all_gather over x, 512 B"
+    assert wire.summary(one) == "all_gather over 2x4, 512 B"
+
+
+class _Shard:
+    def __init__(self, device, data):
+        self.device, self.data = device, data
+
+
+def test_shards_orders_blocks_by_mesh_position():
+    """A mesh whose devices are numbered otherwise: blocks come in mesh order."""
+    class Mesh:
+        devices = np.array([[3, 1], [0, 2]])
+    class Array:
+        addressable_shards = [_Shard(d, np.full(2, d)) for d in range(4)]
+    got = wire.shards(Array(), Mesh())
+    assert [int(b[0]) for b in got] == [3, 1, 0, 2]
+    with pytest.raises(CollectivesError, match="shards takes a jax.Array and the"):
+        wire.shards(np.zeros(4), Mesh())
+    class Other:
+        devices = np.array([5, 6])
+    with pytest.raises(CollectivesError, match="no block on 2 of the mesh's 2 devices"):
+        wire.shards(Array(), Other())
