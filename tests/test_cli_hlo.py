@@ -98,3 +98,13 @@ def test_unknown_op_and_binary_files(tmp_path):
     code, _, err = run("hlo", str(blob), "-t", "tpu-v5e:4x2")
     assert (code, err) == (2, f"collectives: error: {blob} is not text (not UTF-8): not an HLO "
                               "dump\n")
+
+
+def test_reads_stdin_and_has_help(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO((DATA / "all_reduce.txt").read_text()))
+    code, out, err = run("hlo", "-", "-t", "tpu-v5e:4x2", "--mesh", "x=4,y=2")
+    assert code == 0 and err == "" and out.splitlines()[0].startswith("jit__lambda: 2 collectives")
+    with pytest.raises(SystemExit) as done:
+        main(["hlo", "--help"])
+    assert done.value.code == 0
+    assert "--xla_dump_to" in capsys.readouterr().out
