@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import analysis, builders, costs, hardware, nccl, scaling, units, workloads
+from . import analysis, builders, costs, hardware, hlo, nccl, scaling, units, wire, workloads
 from .analysis import Choice, choose, time_flows
 from .bounds import Bound, lower_bound
 from .models import Estimate, estimate
@@ -53,7 +53,8 @@ toc = (
                 "time_flows", "lower_bound", "Bound")),
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
-    ("Modules", ("analysis", "builders", "costs", "hardware", "nccl", "scaling", "units", "workloads",
+    ("Modules", ("analysis", "builders", "costs", "hardware", "hlo", "nccl", "scaling", "units",
+                 "wire", "workloads",
                  "draw", "explore", "mpi", "cli")),
 )
 

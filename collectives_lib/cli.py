@@ -129,6 +129,7 @@ def _make_parser(prog: str = "collectives") -> argparse.ArgumentParser:
     p = verb("show", "print a small schedule step by step")
     _common(p, size=False, model=False)
     p.add_argument("--max-steps", type=int, default=64, help="steps to print (default 64)")
+    _hlo_parser(sub)
     p = sub.add_parser("run", help="run a schedule over MPI and compare with MPI's collective",
                        description=RUN_DESCRIPTION.format(prog=f"{prog} run"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -297,6 +298,71 @@ def _show(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     sched = build(collective, topo, args.algorithm, axes=axes, **opts)
     out.write(sched.format(max_steps=args.max_steps) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# hlo: the collectives of a compiled XLA program, timed (collectives_lib.wire)
+# ---------------------------------------------------------------------------
+
+HLO_DESCRIPTION = """\
+Read the collectives of one XLA HLO module (the text of
+jax.jit(f).lower(*args).compile().as_text(), or a file XLA wrote with
+XLA_FLAGS=--xla_dump_to=DIR) and time each on a topology, with a total. The
+module's device ids are the topology's ranks (row-major, as a JAX mesh), so
+every collective runs over the topology axes its replica groups span.
+
+examples:
+  {prog} module.after_optimizations.txt --topology tpu-v5e:4x2 --mesh x=4,y=2
+  {prog} module.txt -t gb200-tray:2 --mesh data=2,model=4 --json
+  {prog} module.txt -t dgx-h100:2 --model ideal
+"""
+
+
+def _hlo_parser(sub) -> None:
+    p = sub.add_parser("hlo", help="time the collectives of an XLA HLO dump",
+                       description=HLO_DESCRIPTION.format(prog="collectives hlo"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="HLO text of one module ('-' reads stdin)")
+    p.add_argument("--topology", "-t", required=True, help=TOPOLOGY_HELP)
+    p.add_argument("--mesh", help="the program's mesh, axis=size pairs in order, e.g. x=4,y=2: "
+                   "names the axes each collective spans")
+    p.add_argument("--model", choices=MODELS, type=str.lower,
+                   help="nccl (the default on GPU presets) or ideal (the default elsewhere)")
+    p.add_argument("--algorithm", "-a", default="auto", help="an algorithm name, or auto")
+    p.add_argument("--bandwidth", help="one-way bytes/s per link (replaces a preset's values)")
+    p.add_argument("--latency", help="seconds per hop (replaces a preset's values)")
+    p.add_argument("--oversubscription", type=float, default=1.0,
+                   help="GPU clusters: leaf uplink oversubscription (1 = full fat tree)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CollectivesError(f"{path} is not text (not UTF-8): not an HLO dump") from None
+
+
+def _hlo(args, out) -> int:
+    from .hlo import parse_hlo, parse_mesh
+    from .wire import time_hlo
+    mesh = parse_mesh(args.mesh) if args.mesh is not None else None
+    topo = _topology(args)
+    module = parse_hlo(_read_text(args.file))
+    timing = time_hlo(module, topo, mesh=mesh, model=args.model,
+                      algorithm=_algorithm_word(args.algorithm))
+    if args.json:
+        out.write(json.dumps(timing.as_dict(), allow_nan=False) + "\n")
+    else:
+        out.write(str(timing) + "\n")
     return 0
 
 
@@ -544,7 +610,7 @@ def main(argv: list[str] | None = None, out=None, err=None, *, prog: str = "coll
         if args.command == "run":
             return _run(args, out, err)
         handler = {"estimate": _estimate, "sweep": _sweep, "algorithms": _algorithms,
-                   "show": _show}[args.command]
+                   "show": _show, "hlo": _hlo}[args.command]
         return handler(args, out)
     except CollectivesError as exc:
         err.write(f"{'collectives run' if argv[:1] == ['run'] else 'collectives'}: error: {exc}\n")

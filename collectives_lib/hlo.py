@@ -66,7 +66,7 @@ import numpy as np
 from .errors import CollectivesError
 
 __all__ = ["Array", "Collective", "HloModule", "ELEMENT_BITS", "KINDS", "parse_hlo",
-           "parse_mesh", "mesh_axes"]
+           "parse_mesh", "mesh_axes", "mesh_sizes", "format_groups"]
 
 #: Bits per element of XLA's element types (``pred`` is stored as one byte).
 ELEMENT_BITS: dict[str, int] = {
@@ -591,6 +591,11 @@ def _groups(value: str, participants: int) -> np.ndarray:
                "{{0,1},{2,3}}, [2,4]<=[8] or mesh['x'=4] {'x'}")
 
 
+def format_groups(groups, limit: int = 8) -> str:
+    """Groups as HLO writes them, the first ``limit`` of them: ``{{0,1},{2,3}}``."""
+    return _format_groups(groups, limit)
+
+
 def _format_groups(groups, limit: int = 8) -> str:
     parts = ["{" + ",".join(map(str, g)) + "}" for g in list(groups)[:limit]]
     if len(groups) > limit:
@@ -1011,6 +1016,16 @@ def _resolve_mesh(mesh, devices) -> tuple[list[str], np.ndarray, str]:
         if not np.array_equal(ids.ravel(), np.arange(n)):
             desc += f" (devices {ids.tolist()})"
     return names, ids, desc
+
+
+def mesh_sizes(mesh) -> dict[str, int]:
+    """``mesh`` (``"x=4,y=2"``, a dict or a ``jax.sharding.Mesh``) as ``{axis: size}``.
+
+    >>> mesh_sizes("x=4,y=2")
+    {'x': 4, 'y': 2}
+    """
+    names, ids, _ = _resolve_mesh(mesh, None)
+    return dict(zip(names, (int(s) for s in ids.shape)))
 
 
 def mesh_axes(groups, mesh, *, devices=None) -> tuple[str, ...]:

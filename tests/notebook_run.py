@@ -70,7 +70,11 @@ def run(path: Path) -> dict:
     try:
         with client.setup_kernel():
             probe = nbformat.v4.new_code_cell(PROBE)
-            client.execute_cell(probe, -1)
+            # nbclient stores an executed cell at its index: give the probe a slot of
+            # its own, or it replaces the chapter's last cell (and its inline expressions)
+            nb.cells.append(probe)
+            client.execute_cell(probe, len(nb.cells) - 1)
+            nb.cells.pop()
             text = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout")
             report["probe"] = json.loads(text)
             for index, cell in enumerate(nb.cells):
