@@ -34,8 +34,8 @@ def _linear_bytes(axis) -> None:
 def draw_message_time(bandwidth: float, latency: float, size: float, *, title: str = "",
                       sizes=None):
     """One message of ``size`` bytes over a link of one-way ``bandwidth`` W and
-    latency ``latency`` alpha: ``t = alpha + n/W`` across ``sizes`` (log-log, left,
-    with the crossover ``n* = alpha W`` and the two regimes shaded) and the two
+    latency ``latency`` alpha: ``t = alpha + m/W`` across ``sizes`` (log-log, left,
+    with the crossover ``m* = alpha W`` and the two regimes shaded) and the two
     terms' shares of the chosen message's time (right).
 
     Returns ``{"curve", "marker", "bars", "figure", "axes", "alt"}``.
@@ -46,13 +46,13 @@ def draw_message_time(bandwidth: float, latency: float, size: float, *, title: s
     fig, (ax, bx) = new_figure(1, 2, height=3.3, pyplot=False, width_ratios=[2.4, 1])
     ax.axvspan(sizes[0], n_star, color=REGIME_COLORS["latency"], alpha=0.18, lw=0)
     ax.axvspan(n_star, sizes[-1], color=REGIME_COLORS["bandwidth"], alpha=0.18, lw=0)
-    (curve,) = ax.plot(sizes, a + sizes / W, color=OP_COLORS["copy"], lw=2, label="t = \u03b1 + n/W")
+    (curve,) = ax.plot(sizes, a + sizes / W, color=OP_COLORS["copy"], lw=2, label="t = \u03b1 + m/W")
     ax.plot(sizes, np.full_like(sizes, a), ":", color=MUTED_COLOR, label="\u03b1")
-    ax.plot(sizes, sizes / W, "--", color=MUTED_COLOR, label="n/W")
+    ax.plot(sizes, sizes / W, "--", color=MUTED_COLOR, label="m/W")
     t = a + size / W
     (marker,) = ax.plot([size], [t], "o", ms=9, color=OP_COLORS["reduce"], zorder=5)
     ax.axvline(n_star, color=TEXT_COLOR, lw=0.8)
-    ax.text(n_star, 0.03, f" n* = \u03b1W = {format_bytes(n_star)}", fontsize=FONT["annotation"],
+    ax.text(n_star, 0.03, f" m* = \u03b1W = {format_bytes(n_star)}", fontsize=FONT["annotation"],
             transform=ax.get_xaxis_transform())
     ax.set(xscale="log", yscale="log", xlim=(sizes[0], sizes[-1]), ylim=(1e-7, 1))
     size_axis(ax.xaxis)
@@ -60,8 +60,8 @@ def draw_message_time(bandwidth: float, latency: float, size: float, *, title: s
     ax.minorticks_off()
     legend(ax, loc="upper left")
     label_axes(ax, f"{title}: W = {format_rate(W)}, \u03b1 = {format_time(a)}".lstrip(": "),
-               "message size n (bytes)", "time", title_role="label", tick_role="tick")
-    parts = {"\u03b1\nlatency": a, "n/W\nbandwidth": size / W}
+               "message size m (bytes)", "time", title_role="label", tick_role="tick")
+    parts = {"\u03b1\nlatency": a, "m/W\nbandwidth": size / W}
     shares = [v / t for v in parts.values()]
     bars = bx.bar(list(parts), shares, color=[REGIME_COLORS["latency"], REGIME_COLORS["bandwidth"]],
                   edgecolor=MUTED_COLOR)
@@ -70,11 +70,11 @@ def draw_message_time(bandwidth: float, latency: float, size: float, *, title: s
                 fontsize=FONT["annotation"])
     bx.set(ylim=(0, 1.3), yticks=[0, 0.5, 1], yticklabels=["0%", "50%", "100%"])
     bound = "latency-bound" if a > size / W else "bandwidth-bound"
-    label_axes(bx, f"n = {format_bytes(size)}: t = {format_time(t)}\n{bound}", ylabel="share of t",
+    label_axes(bx, f"m = {format_bytes(size)}: t = {format_time(t)}\n{bound}", ylabel="share of t",
                title_role="label", tick_role="tick")
     alt = (f"Left: log-log plot of message time against size for W = {format_rate(W)} and "
            f"alpha = {format_time(a)}, with the latency and bandwidth terms and the crossover "
-           f"n* = {format_bytes(n_star)} marked; right: the two terms' shares of a "
+           f"m* = {format_bytes(n_star)} marked; right: the two terms' shares of a "
            f"{format_bytes(size)} message, which is {bound}")
     return {"curve": curve, "marker": marker, "bars": bars, "figure": fig, "axes": [ax, bx], "alt": alt}
 
@@ -121,8 +121,8 @@ def draw_ring_time(times, latency_term, bandwidth_term, sizes, result, *, title:
 
 
 def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float):
-    """Bytes each GPU sends in a ring all-reduce of ``nbytes`` (D): the formula
-    ``2(N-1)/N D`` against N, the ``counted`` values (a dict N -> bytes counted
+    """Bytes each GPU sends in a ring all-reduce of ``nbytes`` (V): the formula
+    ``2(N-1)/N V`` against N, the ``counted`` values (a dict N -> bytes counted
     from the schedule) as dots, N = ``n`` circled (left); and, on a **linear**
     axis so the ratio reads as lengths, the ring's bytes against the naive
     scheme's ``naive`` bytes at that N (right).
@@ -135,20 +135,20 @@ def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float):
     line = np.arange(2, max(counted) + 1)
     fig, (ax, bx) = new_figure(1, 2, height=3.2, pyplot=False, width_ratios=[2.2, 1])
     (formula,) = ax.plot(line, 2 * (line - 1) / line * D, color=OP_COLORS["copy"], lw=1.8,
-                         label="formula 2(N-1)/N \u00b7 D")
-    ax.axhline(2 * D, color=OP_COLORS["reduce"], ls="--", lw=1.2, label="2D, never reached")
+                         label="formula 2(N-1)/N \u00b7 V")
+    ax.axhline(2 * D, color=OP_COLORS["reduce"], ls="--", lw=1.2, label="2V, never reached")
     (dots,) = ax.plot(list(counted), list(counted.values()), "o", color=MUTED_COLOR, ms=5,
                       label="counted from the schedule")
     ax.plot([n], [counted[n]], "o", ms=10, mfc="none", mec=OP_COLORS["reduce"], mew=2)
     ax.text(0.03, 0.05, f"N = {n}: counted {format_bytes(counted[n], digits=4)}\n"
-            f"short of 2D by 2D/N = {format_bytes(2 * D - counted[n], digits=3)}",
+            f"short of 2V by 2V/N = {format_bytes(2 * D - counted[n], digits=3)}",
             transform=ax.transAxes, fontsize=FONT["annotation"], bbox=dict(fc="white", ec=FAINT_COLOR))
     ticks = sorted(counted)
     ax.set(xscale="log", xlim=(1.8, max(ticks) * 1.1), ylim=(0, 2.25 * D), xticks=ticks, xticklabels=ticks)
     ax.minorticks_off()
     _linear_bytes(ax.yaxis)
     legend(ax, loc="center right")
-    label_axes(ax, f"Ring all-reduce of D = {format_bytes(D)}: bytes each GPU sends",
+    label_axes(ax, f"Ring all-reduce of V = {format_bytes(D)}: bytes each GPU sends",
                "GPUs N (log scale)", "bytes sent per GPU", tick_role="tick")
     values = [counted[n], float(naive)]
     bars = bx.bar(["ring", "naive"], values, color=[OP_COLORS["copy"], MUTED_COLOR])
