@@ -145,13 +145,14 @@ def draw_in_network_all_reduce(n: int = 4):
     fig, ax = new_figure(height=2.5, pyplot=False)
     xs = np.arange(n) - (n - 1) / 2
     switch_xy = (0.0, 1.2)
-    nodes = [label_box(ax, switch_xy, "switch\n+", color=NODE_COLOR, size=0.55, role="annotation")]
+    nodes = [label_box(ax, switch_xy, "switch\nadds", color=NODE_COLOR, size=0.55, role="annotation")]
     arrows = []
+    bottom, top = switch_xy[1] - 0.3, 0.18        # the switch's lower edge, the GPUs' upper edge
     for r, x in enumerate(xs):
-        arrows.append(_arrow(ax, (x - 0.06, 0), (switch_xy[0] - 0.06, switch_xy[1]), color=OP_COLORS["reduce"],
-                             style="--", shrink=12))
-        arrows.append(_arrow(ax, (switch_xy[0] + 0.06, switch_xy[1]), (x + 0.06, 0), color=OP_COLORS["copy"],
-                             shrink=12))
+        at = switch_xy[0] + 0.4 * x / max(1.0, abs(xs[0]))   # where this GPU's pair meets the switch
+        arrows.append(_arrow(ax, (x - 0.07, top), (at - 0.05, bottom), color=OP_COLORS["reduce"],
+                             style="--", shrink=1))
+        arrows.append(_arrow(ax, (at + 0.05, bottom), (x + 0.07, top), color=OP_COLORS["copy"], shrink=1))
         nodes.append(label_box(ax, (x, 0), str(r), color=rank_color(r)))
     ax.text(xs[-1] + 0.45, 0.75, "up: every GPU's array, once (dashed)\n"
             "down: the sum, once (solid)\nthe switch adds packets in flight;\nit never holds the array",

@@ -14,7 +14,7 @@ from ..topology import FullMesh, Switch
 from ..units import format_rate
 from .figure import blank, label_axes, legend, new_figure
 from .schemes import label_box
-from .style import LINK_COLORS, LINK_LINESTYLES, MUTED_COLOR, NODE_COLOR, ROUTE_COLOR
+from .style import FONT, LINK_COLORS, LINK_LINESTYLES, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, ROUTE_COLOR
 
 
 def draw_pcie_tree():
@@ -29,8 +29,8 @@ def draw_pcie_tree():
     Returns ``{"nodes": dict name -> patch, "links": list of lines, "routes":
     {"staged": line, "gpudirect": line}, "figure", "axes", "alt"}``.
     """
-    fig, ax = new_figure(height=3.3, pyplot=False)
-    where = {"host memory": (-2.4, 2.0), "CPU root complex": (0.0, 2.0),
+    fig, ax = new_figure(height=3.6, pyplot=False)
+    where = {"host memory": (-2.2, 2.0), "CPU root complex": (0.0, 2.0),
              "PCIe switch 0": (-1.5, 1.0), "PCIe switch 1": (1.5, 1.0),
              "GPU 0": (-2.3, 0.0), "GPU 1": (-1.5, 0.0), "NIC 0": (-0.7, 0.0),
              "GPU 2": (0.7, 0.0), "GPU 3": (1.5, 0.0), "NIC 1": (2.3, 0.0), "NVMe": (3.1, 1.0),
@@ -55,15 +55,19 @@ def draw_pcie_tree():
     pts = np.array([where[p] for p in ("GPU 0", "PCIe switch 0", "NIC 0", "network")]) - offset
     (direct,) = ax.plot(*pts.T, color=ROUTE_COLOR, lw=2.4, zorder=2,
                         label="GPUDirect RDMA: NIC reads GPU memory under its switch")
+    from matplotlib.patches import FancyBboxPatch
+
     nodes = {}
-    for name, xy in where.items():
-        wide = name in ("CPU root complex", "host memory", "PCIe switch 0", "PCIe switch 1", "network")
-        label = name.replace(" root complex", "\nroot\ncomplex").replace("PCIe switch", "PCIe\nswitch")
-        label = label.replace("host memory", "host\nmemory")
-        nodes[name] = label_box(ax, xy, label, color=NODE_COLOR, size=0.78 if wide else 0.5, role="detail")
-    legend(ax, loc="lower left", bbox_to_anchor=(0.47, 0.0))
-    ax.set(xlim=(-2.9, 3.6), ylim=(-1.5, 2.45))
-    ax.set_aspect("equal")
+    for name, (x, y) in where.items():
+        label = name.replace(" root complex", "\nroot complex").replace("host memory", "host\nmemory")
+        w = 0.95 if name in ("CPU root complex", "host memory", "network") else 0.7
+        patch = FancyBboxPatch((x - w / 2, y - 0.22), w, 0.44, boxstyle="round,pad=0.02", fc=NODE_COLOR,
+                               ec=NODE_EDGE_COLOR, lw=0.9, zorder=3)
+        ax.add_patch(patch)
+        ax.text(x, y, label, ha="center", va="center", fontsize=FONT["small"], zorder=4)
+        nodes[name] = patch
+    legend(ax, loc="lower left", bbox_to_anchor=(0.42, 0.0))
+    ax.set(xlim=(-3.0, 3.6), ylim=(-1.35, 2.35))
     blank(ax)
     label_axes(ax, "One PCIe tree of a GPU server, and two ways from GPU 0 to the network",
                title_role="label")
