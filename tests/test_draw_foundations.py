@@ -95,3 +95,21 @@ def test_every_drawing_shows_with_its_alt_text():
                 cl.draw.draw_pcie_tree()):
         image = cl.draw.show(art)
         assert image.alt == art["alt"] and image.png.startswith(b"\x89PNG")
+
+
+def test_the_drawings_take_the_axes_they_are_given_and_end_their_alt_with_a_full_stop():
+    D = cl.draw
+    one = {"in_network": lambda ax: D.draw_in_network_all_reduce(4, ax=ax),
+           "pcie": lambda ax: D.draw_pcie_tree(ax=ax)}
+    for name, draw in one.items():
+        fig, ax = D.new_figure(pyplot=False)
+        art = draw(ax)
+        fig.canvas.draw()
+        assert art["figure"] is fig and art["axes"] is ax, name
+        assert art["alt"].strip().endswith("."), name
+    fig, _ = D.new_figure(0, 0, pyplot=False)
+    art = D.draw_hierarchical_all_reduce(2, 4, ax=fig)
+    assert art["figure"] is fig and len(art["axes"]) == 3
+    fig, axes = D.new_figure(1, 2, pyplot=False)
+    art = D.draw_tree_all_reduce(7, ax=axes)
+    assert art["axes"] == list(axes) and art["alt"].endswith(".")

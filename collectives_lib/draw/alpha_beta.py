@@ -4,8 +4,10 @@ all-gather's time across sizes, and the bytes a ring all-reduce sends per GPU.
 Introduced in the Foundations chapters: :func:`draw_message_time` in *Moving
 bytes*, :func:`draw_ring_time` in *A first look*, :func:`draw_ring_bytes` in
 *The all-reduce, step by step*. Each returns its artists in a dict with
-``"figure"``, ``"axes"`` and ``"alt"``; the figure is not registered with
-pyplot, so an explorer can hand ``art["figure"]`` straight to its renderer.
+``"figure"``, ``"axes"`` and ``"alt"``; each takes ``ax=None``
+(an Axes, or for two panels a Figure or two Axes) and otherwise makes a
+figure that is not registered with pyplot, so an explorer can hand
+``art["figure"]`` straight to its renderer.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_bytes, format_rate, format_time
-from .figure import grid, label_axes, legend, new_figure, size_axis, time_axis
+from .figure import axes_for, grid, label_axes, legend, panel_axes, size_axis, time_axis
 from .style import FAINT_COLOR, FONT, MUTED_COLOR, OP_COLORS, REGIME_COLORS, TEXT_COLOR
 
 
@@ -25,6 +27,14 @@ def _positive(name: str, value) -> float:
     return value
 
 
+def detached_panels(ax, n: int, height: float, **kw):
+    """(figure, n axes): ``ax`` as :func:`~collectives_lib.draw.figure.panel_axes` takes it, or,
+    when None, a new book-width figure not registered with pyplot (for explorers)."""
+    if ax is None:
+        return panel_axes(None, n, height=height, pyplot=False, **kw)
+    return panel_axes(ax, n, **kw)
+
+
 def _linear_bytes(axis) -> None:
     from matplotlib.ticker import FuncFormatter
 
@@ -32,7 +42,7 @@ def _linear_bytes(axis) -> None:
 
 
 def draw_message_time(bandwidth: float, latency: float, size: float, *, title: str = "",
-                      sizes=None):
+                      sizes=None, ax=None):
     """One message of ``size`` bytes over a link of one-way ``bandwidth`` W and
     latency ``latency`` alpha: ``t = alpha + m/W`` across ``sizes`` (log-log, left,
     with the crossover ``m* = alpha W`` and the two regimes shaded) and the two
@@ -43,7 +53,7 @@ def draw_message_time(bandwidth: float, latency: float, size: float, *, title: s
     W, a, size = _positive("bandwidth", bandwidth), _positive("latency", latency), _positive("size", size)
     sizes = np.logspace(2, 10, 33) if sizes is None else np.asarray(sizes, dtype=float)
     n_star = a * W
-    fig, (ax, bx) = new_figure(1, 2, height=3.3, pyplot=False, width_ratios=[2.4, 1])
+    fig, (ax, bx) = detached_panels(ax, 2, 3.3, width_ratios=[2.4, 1])
     ax.axvspan(sizes[0], n_star, color=REGIME_COLORS["latency"], alpha=0.18, lw=0)
     ax.axvspan(n_star, sizes[-1], color=REGIME_COLORS["bandwidth"], alpha=0.18, lw=0)
     (curve,) = ax.plot(sizes, a + sizes / W, color=OP_COLORS["copy"], lw=2, label="t = \u03b1 + m/W")
@@ -75,11 +85,11 @@ def draw_message_time(bandwidth: float, latency: float, size: float, *, title: s
     alt = (f"Left: log-log plot of message time against size for W = {format_rate(W)} and "
            f"alpha = {format_time(a)}, with the latency and bandwidth terms and the crossover "
            f"m* = {format_bytes(n_star)} marked; right: the two terms' shares of a "
-           f"{format_bytes(size)} message, which is {bound}")
+           f"{format_bytes(size)} message, which is {bound}.")
     return {"curve": curve, "marker": marker, "bars": bars, "figure": fig, "axes": [ax, bx], "alt": alt}
 
 
-def draw_ring_time(times, latency_term, bandwidth_term, sizes, result, *, title: str = ""):
+def draw_ring_time(times, latency_term, bandwidth_term, sizes, result, *, title: str = "", ax=None):
     """A ring collective's time across ``sizes`` (log-log): the simulated
     ``times`` (one per size), its latency term (a constant) and its bandwidth
     term (one per size) dotted, and the chosen ``result`` (a
@@ -93,7 +103,7 @@ def draw_ring_time(times, latency_term, bandwidth_term, sizes, result, *, title:
         raise CollectivesError(f"sizes, times and bandwidth_term must be 1-D of one length, got shapes "
                                f"{sizes.shape}, {times.shape} and {bandwidth_term.shape}")
     r = result
-    fig, ax = new_figure(height=3.4, pyplot=False)
+    fig, ax = axes_for(ax, 3.4, pyplot=False)
     (curve,) = ax.plot(sizes, times, color=OP_COLORS["copy"], lw=2, label="simulated time")
     ax.plot(sizes, np.full_like(sizes, latency_term), ":", color=MUTED_COLOR,
             label=f"latency term (N-1)\u03b1 = {format_time(latency_term)}")
@@ -116,11 +126,11 @@ def draw_ring_time(times, latency_term, bandwidth_term, sizes, result, *, title:
     legend(ax, loc="upper left", bbox_to_anchor=(0.0, 0.76))
     label_axes(ax, title or None, "V, size of the array (bytes)", "time", tick_role="tick")
     alt = (f"Log-log plot of the time against array size, with the latency and bandwidth terms "
-           f"dotted and V = {format_bytes(r.nbytes)} marked at {format_time(r.time)}")
+           f"dotted and V = {format_bytes(r.nbytes)} marked at {format_time(r.time)}.")
     return {"curve": curve, "marker": marker, "figure": fig, "axes": ax, "alt": alt}
 
 
-def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float):
+def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float, ax=None):
     """Bytes each GPU sends in a ring all-reduce of ``nbytes`` (V): the formula
     ``2(N-1)/N V`` against N, the ``counted`` values (a dict N -> bytes counted
     from the schedule) as dots, N = ``n`` circled (left); and, on a **linear**
@@ -133,7 +143,7 @@ def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float):
         raise CollectivesError(f"n must be one of the counted sizes {sorted(counted)}, got {n!r}")
     D = _positive("nbytes", nbytes)
     line = np.arange(2, max(counted) + 1)
-    fig, (ax, bx) = new_figure(1, 2, height=3.2, pyplot=False, width_ratios=[2.2, 1])
+    fig, (ax, bx) = detached_panels(ax, 2, 3.2, width_ratios=[2.2, 1])
     (formula,) = ax.plot(line, 2 * (line - 1) / line * D, color=OP_COLORS["copy"], lw=1.8,
                          label="formula 2(N-1)/N \u00b7 V")
     ax.axhline(2 * D, color=OP_COLORS["reduce"], ls="--", lw=1.2, label="2V, never reached")
@@ -161,5 +171,5 @@ def draw_ring_bytes(n: int, counted: dict, nbytes: float, *, naive: float):
                ylabel="bytes sent per GPU", title_role="label", tick_role="tick")
     alt = (f"Left: bytes each GPU sends in a ring all-reduce of {format_bytes(D)} against N, creeping "
            f"towards {format_bytes(2 * D)}, with N = {n} marked; right: bars on a linear axis, ring "
-           f"{format_bytes(values[0])} against naive {format_bytes(values[1])}")
+           f"{format_bytes(values[0])} against naive {format_bytes(values[1])}.")
     return {"formula": formula, "counted": dots, "bars": bars, "figure": fig, "axes": [ax, bx], "alt": alt}

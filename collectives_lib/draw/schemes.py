@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from .figure import blank, label_axes, new_figure
+from .alpha_beta import detached_panels
+from .figure import axes_for, blank, label_axes
 from .style import (FONT, LINK_COLORS, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS,
                     PANEL_COLOR, PANEL_EDGE_COLOR, TEXT_COLOR, rank_color, text_on)
 
@@ -59,7 +60,7 @@ def _heap_positions(n: int) -> np.ndarray:
     return pos
 
 
-def draw_tree_all_reduce(n: int = 7):
+def draw_tree_all_reduce(n: int = 7, ax=None):
     """A tree all-reduce over ``n`` GPUs, two panels: the partial sums climb a
     binary tree to the root (reduce, dashed), then the total comes back down
     (broadcast, solid). ``2 log2 N`` rounds of the whole array instead of the
@@ -68,7 +69,7 @@ def draw_tree_all_reduce(n: int = 7):
     carry half the data each way."""
     n = _whole("n", n, 2)
     pos = _heap_positions(n)
-    fig, axes = new_figure(1, 2, height=2.6, pyplot=False)
+    fig, axes = detached_panels(ax, 2, 2.6)
     nodes, arrows = [], []
     for ax, (op, title) in zip(axes, (("reduce", "1. reduce up: each GPU adds its children's arrays"),
                                        ("copy", "2. broadcast down: the root's total to every GPU"))):
@@ -84,7 +85,7 @@ def draw_tree_all_reduce(n: int = 7):
         label_axes(ax, title, title_role="label")
     depth = int(np.floor(np.log2(n)))
     alt = (f"Two binary trees of {n} GPUs: on the left dashed arrows carry partial sums from the "
-           f"leaves up to GPU 0 in {depth} levels; on the right solid arrows carry the total back down")
+           f"leaves up to GPU 0 in {depth} levels; on the right solid arrows carry the total back down.")
     return {"nodes": nodes, "arrows": arrows, "figure": fig, "axes": list(axes), "alt": alt}
 
 
@@ -97,7 +98,7 @@ def _server(ax, x0, y0, gpus, label, width):
     return [(x0 + 0.35 + 0.5 * g, y0 + 0.4) for g in range(gpus)]
 
 
-def draw_hierarchical_all_reduce(servers: int = 2, gpus_per_server: int = 4):
+def draw_hierarchical_all_reduce(servers: int = 2, gpus_per_server: int = 4, ax=None):
     """A hierarchical all-reduce over ``servers`` servers of ``gpus_per_server``
     GPUs, three panels: (1) a reduce-scatter inside each server over NVLink
     leaves GPU g with chunk g summed over its server; (2) GPU g of every server
@@ -107,7 +108,7 @@ def draw_hierarchical_all_reduce(servers: int = 2, gpus_per_server: int = 4):
     ``1/gpus_per_server`` of the array per card."""
     servers, gpus = _whole("servers", servers, 2), _whole("gpus_per_server", gpus_per_server, 2)
     width = 0.5 * gpus + 0.2
-    fig, axes = new_figure(1, 3, height=2.2 + 0.55 * servers, pyplot=False)
+    fig, axes = detached_panels(ax, 3, 2.2 + 0.55 * servers)
     titles = ("1. reduce-scatter\nin each server (NVLink)", "2. all-reduce chunk g\nacross servers (network)",
               "3. all-gather\nin each server (NVLink)")
     nodes, arrows = [], []
@@ -131,18 +132,18 @@ def draw_hierarchical_all_reduce(servers: int = 2, gpus_per_server: int = 4):
         label_axes(ax, title, title_role="annotation")
     alt = (f"Three panels of {servers} servers with {gpus} GPUs each: arrows around each server "
            f"(reduce-scatter), arrows between GPU g of every server over the network (all-reduce of "
-           f"chunk g), arrows around each server again (all-gather)")
+           f"chunk g), arrows around each server again (all-gather).")
     return {"nodes": nodes, "arrows": arrows, "figure": fig, "axes": list(axes), "alt": alt}
 
 
-def draw_in_network_all_reduce(n: int = 4):
+def draw_in_network_all_reduce(n: int = 4, ax=None):
     """In-network reduction (SHARP) over ``n`` GPUs on one switch: each GPU
     sends its array into the switch once (up), the switch adds the arrays as
     their packets stream through, holding only the packets in flight, and
     sends the sum back down to every GPU once. Each GPU link carries the
     array once each way instead of a ring's ``2(N-1)/N`` times."""
     n = _whole("n", n, 2)
-    fig, ax = new_figure(height=2.5, pyplot=False)
+    fig, ax = axes_for(ax, 2.5, pyplot=False)
     xs = np.arange(n) - (n - 1) / 2
     switch_xy = (0.0, 1.2)
     nodes = [label_box(ax, switch_xy, "switch\nadds", color=NODE_COLOR, size=0.55, role="annotation")]
@@ -162,5 +163,5 @@ def draw_in_network_all_reduce(n: int = 4):
     blank(ax)
     label_axes(ax, f"In-network reduction over {n} GPUs on one switch", title_role="label")
     alt = (f"{n} GPUs under one switch marked with a plus: a dashed arrow from every GPU up into the "
-           "switch and a solid arrow from the switch back down to every GPU")
+           "switch and a solid arrow from the switch back down to every GPU.")
     return {"nodes": nodes, "arrows": arrows, "figure": fig, "axes": ax, "alt": alt}

@@ -12,12 +12,13 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import FullMesh, Switch
 from ..units import format_rate
-from .figure import blank, label_axes, legend, new_figure
+from .alpha_beta import detached_panels
+from .figure import axes_for, blank, label_axes, legend
 from .schemes import label_box
 from .style import FONT, LINK_COLORS, LINK_LINESTYLES, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, ROUTE_COLOR
 
 
-def draw_pcie_tree():
+def draw_pcie_tree(ax=None):
     """One PCIe tree of a GPU server: the CPU's root complex (with host memory)
     at the top, two PCIe switches under it, each with two GPUs and a network
     card, and an NVMe drive on one. Two routes for the same bytes from GPU 0
@@ -29,7 +30,7 @@ def draw_pcie_tree():
     Returns ``{"nodes": dict name -> patch, "links": list of lines, "routes":
     {"staged": line, "gpudirect": line}, "figure", "axes", "alt"}``.
     """
-    fig, ax = new_figure(height=3.6, pyplot=False)
+    fig, ax = axes_for(ax, 3.6, pyplot=False)
     where = {"host memory": (-2.2, 2.0), "CPU root complex": (0.0, 2.0),
              "PCIe switch 0": (-1.5, 1.0), "PCIe switch 1": (1.5, 1.0),
              "GPU 0": (-2.3, 0.0), "GPU 1": (-1.5, 0.0), "NIC 0": (-0.7, 0.0),
@@ -74,12 +75,12 @@ def draw_pcie_tree():
     alt = ("A PCIe tree: the CPU root complex with host memory on top, two PCIe switches below it, each "
            "with two GPUs and a network card, and an NVMe drive. A dotted path from GPU 0 climbs to host "
            "memory and back down to the card; a solid path goes from GPU 0 through its PCIe switch "
-           "straight to the card and the network")
+           "straight to the card and the network.")
     return {"nodes": nodes, "links": links, "routes": {"staged": staged, "gpudirect": direct},
             "figure": fig, "axes": ax, "alt": alt}
 
 
-def draw_mesh_and_switch(mesh: FullMesh, node: Switch):
+def draw_mesh_and_switch(mesh: FullMesh, node: Switch, ax=None):
     """Two panels: the GPUs of ``mesh`` joined pair by pair (each pair at
     ``mesh.bandwidth``), and the GPUs of ``node`` on one switch (any pair at the
     GPU's full rate). Used in *Moving bytes* to show why eight GPUs need a switch.
@@ -94,7 +95,7 @@ def draw_mesh_and_switch(mesh: FullMesh, node: Switch):
     if not isinstance(mesh, FullMesh) or not isinstance(node, Switch):
         raise CollectivesError(f"draw_mesh_and_switch takes a FullMesh and a Switch, got {mesh!r} and {node!r}")
     n = mesh.num_ranks
-    fig, (left, right) = new_figure(1, 2, height=3.2, pyplot=False)
+    fig, (left, right) = detached_panels(ax, 2, 3.2)
     angles = np.pi / 2 - 2 * np.pi * np.arange(n) / n
     xy = np.c_[np.cos(angles), np.sin(angles)]
     pairs = [xy[[a, b]] for a in range(n) for b in range(a + 1, n)]
