@@ -182,3 +182,88 @@ def test_like_for_like_nvlink5_against_xdr():
     assert hw.NVLINK_GENERATIONS["Blackwell (NVLink 5)"].value / xdr == pytest.approx(18)
     assert nvl5 / xdr == pytest.approx(9)
     assert math.isclose(xdr, 800e9 / 8)
+
+
+# -- second edition: the numbers the revised Foundations chapters state ----------------
+
+def _v5e_ring(n):
+    v5e = hw.tpu("v5e")
+    return cl.Ring(n, bandwidth=float(v5e.ici_bandwidth), latency=float(v5e.ici_latency), link_class="ici")
+
+
+def test_first_look_latency_term_grows_ninefold_from_8_to_64_chips():
+    """(N-1) alpha: 63 / 7 = 9, not eight."""
+    times = {}
+    for n in (8, 64):
+        ring = _v5e_ring(n)
+        times[n] = cl.simulate(cl.build("all_gather", ring, "ring"), ring, 10**9)
+    assert times[64].latency_time / times[8].latency_time == pytest.approx(9.0)
+    assert times[64].bandwidth_time / times[8].bandwidth_time == pytest.approx((63 / 64) / (7 / 8))
+
+
+def test_first_look_bidirectional_ring_splits_the_data_and_reaches_the_bound():
+    ring, V = _v5e_ring(8), 10**9
+    split = cl.estimate("all_gather", ring, V, "bidirectional_ring", model="ideal")
+    whole = cl.estimate("all_gather", ring, V, "bidirectional_ring_whole", model="ideal")
+    one_way = cl.estimate("all_gather", ring, V, "ring", model="ideal")
+    W = float(hw.tpu("v5e").ici_bandwidth)
+    assert split.bound.time == pytest.approx(7 / 8 * V / (2 * W), rel=1e-3)   # two links in
+    assert split.efficiency == pytest.approx(1.0, abs=1e-3)
+    # whole shards: 4 steps of V/N one way, against the bound's 7/16 V/W
+    assert whole.efficiency == pytest.approx((7 / 16) / (4 / 8), rel=1e-3)
+    assert one_way.efficiency == pytest.approx(0.5, rel=1e-3)
+
+
+def test_hierarchical_time_rests_on_overlapping_its_stages():
+    cluster, V = cl.GpuCluster("dgx-h100", num_nodes=16), 10**9
+    hier = cl.estimate("all_reduce", cluster, V, "hierarchical", model="ideal")
+    stages = list(hier.stage_times.values())
+    assert len(stages) == 2
+    assert hier.time_unoverlapped == pytest.approx(sum(stages))
+    assert max(stages) <= hier.time < 1.05 * max(stages)
+    # the network stage: 2 (S-1)/S of one eighth of V per card at 50 GB/s, S = 16 servers
+    assert stages[1] == pytest.approx(2 * 15 / 16 * V / 8 / 50e9, rel=0.01)
+
+
+def test_nccl_runs_many_rings_not_one_through_a_single_card():
+    cluster, V = cl.GpuCluster("dgx-h100", num_nodes=16), 10**9
+    nccl_ring = cl.estimate("all_reduce", cluster, V, "ring", model="nccl")
+    single_card_ring = 2 * 127 / 128 * V / 50e9     # one 128-GPU ring through one NIC per server
+    assert nccl_ring.time < single_card_ring / 4
+    assert nccl_ring.time > nccl_ring.bound.time
+    with pytest.raises(cl.CollectivesError, match="NCCL does not run hierarchical"):
+        cl.estimate("all_reduce", cluster, V, "hierarchical", model="nccl")
+
+
+def test_the_choice_per_call_the_chapter_tabulates():
+    node, cluster = cl.nvswitch_node("dgx-h100"), cl.GpuCluster("dgx-h100", num_nodes=16)
+    pick = {(t.num_ranks, s): cl.estimate("all_reduce", t, cl.parse_size(s), model="nccl").nccl_algorithm
+            for t in (node, cluster) for s in ("4KB", "256KB", "16MB", "1GB")}
+    assert [pick[8, s] for s in ("4KB", "256KB", "16MB", "1GB")] == ["RING", "RING", "NVLS", "NVLS"]
+    assert [pick[128, s] for s in ("4KB", "256KB")] == ["TREE", "TREE"]
+    assert pick[128, "1GB"] != "TREE"
+
+
+def test_small_message_floor_is_software_in_the_nccl_model():
+    node = cl.nvswitch_node("dgx-h100")
+    nccl = cl.estimate("all_reduce", node, 8, model="nccl")
+    assert nccl.nccl_algorithm == "RING" and nccl.protocol == "LL"
+    assert nccl.time >= 6.6e-6 + 14 * 0.6e-6     # base latency of ring/LL plus 2(N-1) NVLink steps
+    ideal = cl.estimate("all_reduce", node, 8, "ring", model="ideal")
+    assert ideal.time == pytest.approx(14 * 0.6e-6, rel=1e-3)
+
+
+def test_recursive_doubling_and_halving_steps_and_bytes():
+    node = cl.nvswitch_node("dgx-h100")
+    rd = cl.estimate("all_reduce", node, 10**9, "recursive_doubling", model="ideal")
+    rab = cl.estimate("all_reduce", node, 10**9, "rabenseifner", model="ideal")
+    assert rd.num_steps == 3 and rab.num_steps == 6
+    assert rd.schedule.bytes_sent(1.0).max() == pytest.approx(3.0)          # whole array, 3 times
+    assert rab.schedule.bytes_sent(1.0).max() == pytest.approx(2 * 7 / 8)   # the ring's bytes
+
+
+def test_ring_simulator_of_moving_bytes_matches_the_closed_form():
+    W, a, V = 450e9, 0.6e-6, 8e6
+    ring = cl.Ring(8, bandwidth=W, latency=a, bidirectional=False)
+    r = cl.simulate(cl.build("all_reduce", ring, "ring"), ring, int(V))
+    assert r.time == pytest.approx(14 * (a + V / 8 / W))

@@ -59,7 +59,12 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.schedule` and :mod:`~collectives_lib.draw.cluster` -- schedules
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
-* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines.
+* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.alpha_beta` -- one message's two terms, a ring's time across sizes,
+  a ring all-reduce's bytes per GPU;
+* :mod:`~collectives_lib.draw.schemes` -- tree, hierarchical and in-network all-reduce schematics;
+* :mod:`~collectives_lib.draw.server` -- a server's PCIe tree with the GPUDirect RDMA path, and a
+  full mesh against a switch.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -74,6 +79,7 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
         'collectives_lib.draw needs matplotlib, which is not installed: pip install "collectives_lib[plot]"',
         name="matplotlib")
 
+from .alpha_beta import draw_message_time, draw_ring_bytes, draw_ring_time
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
@@ -82,6 +88,8 @@ from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_anima
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
+from .schemes import draw_hierarchical_all_reduce, draw_in_network_all_reduce, draw_tree_all_reduce
+from .server import draw_mesh_and_switch, draw_pcie_tree
 from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, FONT,
                     GRID_COLOR, IDLE_COLOR, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES,
                     LOAD_CMAP, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, OP_LINESTYLES,
@@ -101,4 +109,6 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
+    "draw_message_time", "draw_ring_time", "draw_ring_bytes", "draw_tree_all_reduce",
+    "draw_hierarchical_all_reduce", "draw_in_network_all_reduce", "draw_pcie_tree", "draw_mesh_and_switch",
 ]
