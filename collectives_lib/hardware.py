@@ -73,7 +73,7 @@ SOURCES: dict[str, tuple[str, str]] = {
                           "SuperPODs, Hot Chips 34 (2022): SHARP 400 GFLOP/s FP32",
                           "https://hc34.hotchips.org/"),
     "nccl-tuning": ("NCCL source, src/graph/tuning.cc: per-step hardware latency "
-                    "table hwLat (NVLink ring LL 0.6 us; network ring LL 2.7 us)",
+                    "table hwLat (NVLink ring LL 0.6 µs; network ring LL 2.7 µs)",
                     "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"),
     "nccl-tests-212": ("NVIDIA/nccl-tests issue 212, answer by S. Jeaugey (NCCL "
                        "lead): ~370 GB/s effective NVLink busbw on H100, ~480 GB/s "
@@ -153,7 +153,7 @@ def _f(value: float, unit: str, source: str, note: str = "") -> Figure:
 # ---------------------------------------------------------------------------
 
 ICI_HOP_LATENCY = _f(1e-6, "s", "scaling-book",
-                     "about 1 us per ICI hop (the Scaling Book's worked example; "
+                     "about 1 µs per ICI hop (the Scaling Book's worked example; "
                      "the seed post uses the same figure)")
 
 
@@ -361,14 +361,14 @@ class GpuSystem:
 
 
 _NVLINK_STEP = _f(0.3e-6, "s", "nccl-tuning",
-                  "NCCL's model charges 0.6 us per ring step over NVLink (LL "
+                  "NCCL's model charges 0.6 µs per ring step over NVLink (LL "
                   "protocol); we split it over the two links GPU->NVSwitch->GPU")
 _NVLS_LATENCY = _f(25e-6, "s", "nccl-tuning",
-                   "NCCL's model charges 25 us for an NVLink SHARP (NVLS) operation "
+                   "NCCL's model charges 25 µs for an NVLink SHARP (NVLS) operation "
                    "(hwLat NVLS, Simple protocol); we charge half on the way into the "
                    "switch and half on the way out")
 _IB_LINK = _f(0.675e-6, "s", "nccl-tuning",
-              "NCCL's model charges 2.7 us per ring step over the network (LL "
+              "NCCL's model charges 2.7 µs per ring step over the network (LL "
               "protocol); we split it over the four links of a path through a "
               "spine, GPU->leaf->spine->leaf->GPU")
 

@@ -114,10 +114,10 @@ def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str
 
 
 def format_time(seconds: float, *, digits: int = 3) -> str:
-    """``format_time(0.035) == '35 ms'``."""
+    """``format_time(0.035) == '35 ms'``; microseconds print as ``µs``."""
     if seconds == 0:
         return "0 s"
-    for name, scale in [("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)]:
+    for name, scale in [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)]:
         if abs(seconds) >= scale:
             return f"{_sig(seconds / scale, digits)} {name}"
     return f"{_sig(seconds / 1e-9, digits)} ns"

@@ -31,5 +31,5 @@ def test_formatting():
     assert format_bytes(2**30, binary=True) == "1 GiB"
     assert format_bytes(512) == "512 B"
     assert format_time(0.035) == "35 ms"
-    assert format_time(1e-6) == "1 us"
+    assert format_time(1e-6) == "1 µs"
     assert format_rate(4.5e11) == "450 GB/s"

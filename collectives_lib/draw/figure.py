@@ -276,7 +276,7 @@ def size_axis(axis, binary: bool = False) -> None:
 
 
 def time_axis(axis) -> None:
-    """Log ticks of times (``10 us``, ``1 ms``), no minor ticks."""
+    """Log ticks of times (``10 µs``, ``1 ms``), no minor ticks."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     axis.set_major_locator(LogLocator(base=10, numticks=12))
