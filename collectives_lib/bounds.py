@@ -69,7 +69,9 @@ def _relevant(topology: Topology, members: np.ndarray) -> tuple[np.ndarray, np.n
     links = topology.links
     inside = np.zeros(topology.num_vertices, dtype=bool)
     inside[members] = True
-    if len(members) > 1:
+    if len(members) > 1 and topology.num_vertices > topology.num_ranks:
+        # only switches on the routes join the ranks: where every vertex is a rank
+        # (a torus) there is nothing to route for
         src = np.concatenate([np.full(len(members) - 1, members[0]), members[1:]])
         dst = np.concatenate([members[1:], np.full(len(members) - 1, members[0])])
         r = topology.routes(src, dst)
@@ -173,6 +175,9 @@ def _needs(coll: Collective, V: float, n: int, k: int, m: int, in_network: bool,
 
 def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """The latency of the route of each flow (the longer half where a flow splits)."""
+    if (isinstance(topology, Torus) and type(topology).routes is Torus.routes
+            and type(topology)._build_links is Torus._build_links):   # one latency per hop
+        return topology.route_hops(src, dst) * float(topology.latency)
     r = topology.routes(src, dst)
     per_sub = np.bincount(r.inc_sub, weights=topology.links.latency[r.inc_link],
                           minlength=len(r.sub_flow))
