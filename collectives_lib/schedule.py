@@ -488,15 +488,13 @@ def boxes_array(per_axis: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np
 def _agent_names(local: Schedule, groups: np.ndarray, agent_name) -> tuple[list[str], np.ndarray]:
     """Global agent names and a (G, A_local) map to global participant ids."""
     G = groups.shape[0]
-    names: list[str] = []
+    index: dict[str, int] = {}
     ids = np.zeros((G, len(local.agents)), dtype=np.int64)
     for g in range(G):
         for a, name in enumerate(local.agents):
             gname = agent_name(g, name) if agent_name else (name if G == 1 else f"{name}{g}")
-            if gname not in names:
-                names.append(gname)
-            ids[g, a] = names.index(gname)
-    return names, ids
+            ids[g, a] = index.setdefault(gname, len(index))
+    return list(index), ids
 
 
 def embed(local: Schedule, groups: np.ndarray, num_ranks: int, *,
