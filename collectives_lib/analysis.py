@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import costs
-from .builders import build_named, reasons
+from .builders import build_named, closed_form_instead, reasons
 from .builders.registry import entries
 from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
@@ -63,6 +63,11 @@ def _fastest(coll: Collective, topology: Topology, names, nbytes: int, axes, opt
              why: str) -> Choice:
     times = {}
     for name in names:
+        formula = closed_form_instead(coll, topology, name, axes, options)
+        if formula is not None:                  # too large to build: its closed form
+            alg, group, _ = formula
+            times[name] = float(alg.closed_form(group, nbytes))
+            continue
         sched = build_named(coll, topology, name, axes, options)
         times[name] = simulate(sched, topology, nbytes).time
     if not times:
