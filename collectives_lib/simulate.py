@@ -222,9 +222,10 @@ def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
         is_agent = (traffic.src[keep] >= schedule.num_ranks) | (traffic.dst[keep] >= schedule.num_ranks)
         if is_agent.any():
             extra = np.zeros(len(src))
-            for f in np.nonzero(is_agent)[0].tolist():
-                node = int(dst[f]) if traffic.dst[keep][f] >= schedule.num_ranks else int(src[f])
-                extra[f] = agent_latency(node)
+            flows = np.nonzero(is_agent)[0]
+            at = np.where(traffic.dst[keep][flows] >= schedule.num_ranks, dst[flows], src[flows])
+            nodes_at, which = np.unique(at, return_inverse=True)      # each agent once
+            extra[flows] = np.array([agent_latency(int(v)) for v in nodes_at.tolist()])[which]
             sub_lat = sub_lat + extra[sub_flow]
     sub_lane = (traffic.lane[keep][sub_flow] if traffic.lane is not None
                 else np.zeros(nsubs, dtype=np.int64))
