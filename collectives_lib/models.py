@@ -378,6 +378,9 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     if len(names) == 1 and formulas[names[0]] is not None:
         return _closed_form_estimates(coll, topology, sizes, Choice(names[0], why),
                                       formulas[names[0]], axes, dt, options)
+    if len(names) > 1:                         # drop what is too large to build, with no formula
+        names = [n for n in names if formulas[n] is not None
+                 or buildable(coll, topology, n, axes, options)] or names[:1]
     for n in names:
         if formulas[n] is not None:            # too large to build: its closed form
             alg, group, _ = formulas[n]
