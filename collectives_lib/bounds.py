@@ -130,6 +130,15 @@ def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], insid
             mask[topology.num_ranks: topology.num_ranks + per] = True
             mask[[topology.leaf_node(0, r) for r in range(topology.rails)]] = True
             yield "each Scalable Unit", su[mask & inside], per * g, topology.num_sus
+        if topology.num_pods > 1:                 # a three-level fabric: a pod under its spine
+            nodes = topology.nodes_per_su * topology.sus_per_pod
+            mask = np.zeros(topology.num_vertices, dtype=bool)
+            mask[: nodes * g] = True
+            mask[topology.num_ranks: topology.num_ranks + nodes] = True
+            mask[[topology.leaf_node(su, r) for su in range(topology.sus_per_pod)
+                  for r in range(topology.rails)]] = True
+            mask[topology.pod_spine_node(0)] = True
+            yield ("each pod", np.nonzero(mask & inside)[0], nodes * g, topology.num_pods)
     elif isinstance(topology, GpuCluster) and axes == (0,) and topology.num_sus > 1:
         per = topology.nodes_per_su
         first = members[:per]
