@@ -149,6 +149,64 @@ def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], insid
         yield "each slice", np.concatenate([np.arange(per), hosts]), per, topology.num_slices
 
 
+def _plain_torus(topology: Topology) -> bool:
+    """A torus with the links and routes of :class:`Torus` (one bandwidth, one latency)."""
+    return (isinstance(topology, Torus) and type(topology).routes is Torus.routes
+            and type(topology)._build_links is Torus._build_links)
+
+
+def _torus_each(topology: Torus, axes) -> tuple[float, float]:
+    """:func:`_crossing_each` on a plain torus, counted: along each axis of the group a
+    rank has two links each way with wraparound (one on a one-way ring), else one at
+    the ends of the line (none out of a one-way line's last rank, none into its first);
+    some rank sits at an end of every axis at once."""
+    out = into = 0
+    for a in axes:
+        d, wrap = topology.dims[a], topology.wraparound[a]
+        if d < 2:
+            continue
+        if topology.bidirectional:
+            out += 2 if wrap else 1
+            into += 2 if wrap else 1
+        else:
+            out += 1 if wrap else 0
+            into += 1 if wrap else 0
+    return out * topology.bandwidth, into * topology.bandwidth
+
+
+def _torus_rank(topology: Torus, axes, rank: int) -> tuple[float, float]:
+    """:func:`_crossing` of one rank on a plain torus: its links along the group's axes."""
+    coords = np.unravel_index(rank, topology.dims)
+    out = into = 0
+    for a in axes:
+        d, wrap, c = topology.dims[a], topology.wraparound[a], int(coords[a])
+        if d < 2:
+            continue
+        up, down = (c < d - 1 or wrap), (c > 0 or wrap)
+        if topology.bidirectional:
+            out += up + down
+            into += up + down
+        else:
+            out += up
+            into += down
+    return out * topology.bandwidth, into * topology.bandwidth
+
+
+def _torus_half(topology: Torus, axes, name: str, n: int) -> tuple[float, float]:
+    """:func:`_crossing` of "half of axis a" on a plain torus, counted: each of the
+    ``n / d`` lines along the axis crosses the cut once at the middle, and once more
+    at the wraparound (both ways on bidirectional links; a one-way ring's wraparound
+    only comes in)."""
+    a = next(a for a in axes if name == f"half of axis {topology.axis_names[a]}")
+    d, wrap = topology.dims[a], topology.wraparound[a]
+    lines = n // d
+    if topology.bidirectional:
+        out = into = 1 + (1 if wrap else 0)
+    else:
+        out, into = 1, (1 if wrap else 0)
+    return lines * out * topology.bandwidth, lines * into * topology.bandwidth
+
+
 def _reduces_between(topology: Topology, part_name: str, axes) -> bool:
     if part_name.startswith("each rank") or part_name.startswith("rank "):
         if isinstance(topology, Switch):
@@ -228,7 +286,9 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
         return Bound(max(bw_t, lat), bw_t, f"the cut between rank {s} and rank {d} carries "
                      f"{format_rate(capacity)}", lat, f"the route from rank {s} to rank {d}")
     V = float(nbytes)
-    inside, use = _relevant(topology, members)
+    plain = _plain_torus(topology)
+    # a plain torus's cuts are counted, not found: its links need not be built
+    inside, use = (None, None) if plain else _relevant(topology, members)
     best, why = 0.0, "nothing needs to move"
     any_network = False
     root_rank = int(members[root]) if coll.rooted and 0 <= root < n else int(members[0])
@@ -241,7 +301,12 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
             # on a torus every vertex is a rank, so every rank's links are known; elsewhere
             # the switches found are those on rank 0's routes, so rank 0 stands for all
             who = part if isinstance(topology, Torus) else part[:1]
-            out_bw, in_bw = _crossing_each(topology, who, use)
+            out_bw, in_bw = (_torus_each(topology, group.axes) if plain
+                             else _crossing_each(topology, who, use))
+        elif plain and len(part) == 1:
+            out_bw, in_bw = _torus_rank(topology, group.axes, int(part[0]))
+        elif plain:
+            out_bw, in_bw = _torus_half(topology, group.axes, name, n)
         else:
             out_bw, in_bw = _crossing(topology, part, use)
         for need, bw, verb in ((send, out_bw, "send"), (recv, in_bw, "receive")):

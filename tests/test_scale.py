@@ -241,3 +241,27 @@ def test_sweep_sizes_are_whole_and_each_once():
 def test_a_sweep_of_too_many_sizes_is_refused():
     with pytest.raises(CollectivesError, match=f"more than {MAX_SWEEP_ROWS}"):
         sweep_sizes(8, 2**30, 1.0000001)
+
+
+@pytest.mark.parametrize("topology", [
+    cl.Torus((4, 5, 6), True, bandwidth=1e9, latency=1e-6),
+    cl.Torus((2, 3, 4), (True, False, True), bandwidth=1e9, latency=1e-6),
+    cl.mesh((3, 4), bandwidth=1e9, latency=2e-6),
+    cl.Ring(7, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Ring(2, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Torus((3, 4), True, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Chain(6, bandwidth=1e9, latency=1e-6),
+    cl.tpu_slice("v5e", "4x4"),
+])
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                        "broadcast", "reduce"])
+def test_counted_torus_cuts_equal_the_found_ones(monkeypatch, topology, collective):
+    axes_choices = [None] + ([[topology.axis_names[0]]] if len(topology.dims) > 1 else [])
+    for axes in axes_choices:
+        for root in ([0, 1, topology.num_ranks // len(axes or topology.dims) - 1]
+                     if collective in ("broadcast", "reduce") else [0]):
+            counted = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
+            with monkeypatch.context() as m:
+                m.setattr(bounds, "_plain_torus", lambda t: False)
+                found = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
+            assert counted == found, (topology, axes, root)
