@@ -4,7 +4,8 @@ Each case is one command-line call in a fresh interpreter, timed by ``/usr/bin/t
 (wall seconds and peak resident set size), so the figures include starting
 Python and importing the package, as a reader at the command line sees them.
 Targets: each at most 2 s and 1 GB on a 2-core machine. The machine may be
-shared: each case runs ``--repeats`` times and the minimum is reported.
+shared: each case runs ``--repeats`` times and the minimum is reported, with
+the CPU time (user + system), which other processes disturb less than the wall time.
 
     python benchmarks/bench_scale.py [--repeats 3] [--timeout 60] [NAME ...]
 """
@@ -66,15 +67,16 @@ EXTRAS = {
 }
 
 
-def measure(argv: list[str], timeout: float) -> tuple[float, float, int, str]:
-    """(wall s, peak RSS MB, exit status, last line of output) of one call."""
+def measure(argv: list[str], timeout: float) -> tuple[float, float, float, int, str]:
+    """(wall s, CPU s (user + system), peak RSS MB, exit status, last line of output)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        cmd = ["/usr/bin/time", "-o", report.name, "-f", "%e %M",
+        cmd = ["/usr/bin/time", "-o", report.name, "-f", "%e %U %S %M",
                "timeout", str(timeout), sys.executable, "-m", "collectives_lib", *argv]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
-        wall, kb = report.read().strip().splitlines()[-1].split()
+        wall, user, system, kb = report.read().strip().splitlines()[-1].split()
     lines = (proc.stdout + proc.stderr).strip().splitlines()
-    return float(wall), int(kb) / 1024, proc.returncode, lines[-1] if lines else ""
+    return (float(wall), float(user) + float(system), int(kb) / 1024, proc.returncode,
+            lines[-1] if lines else "")
 
 
 def main() -> None:
@@ -85,14 +87,15 @@ def main() -> None:
     ap.add_argument("names", nargs="*", help=f"cases to run (default the targets: {', '.join(CASES)})")
     args = ap.parse_args()
     table = {**CASES, **EXTRAS}
-    print(f"{'case':<56} {'min wall (s)':>12} {'peak RSS (MB)':>14} {'exit':>5}")
+    print(f"{'case':<56} {'min wall (s)':>12} {'min CPU (s)':>11} {'peak RSS (MB)':>14} {'exit':>5}")
     for name in args.names or (list(table) if args.extras else list(CASES)):
         what, argv = table[name]
         runs = [measure(argv, args.timeout) for _ in range(args.repeats)]
         wall = min(r[0] for r in runs)
-        rss = min(r[1] for r in runs)
-        print(f"{what:<56} {wall:>12.2f} {rss:>14.0f} {runs[-1][2]:>5}")
-        print(f"    {' '.join(argv)}\n    -> {runs[-1][3][:150]}")
+        cpu = min(r[1] for r in runs)
+        rss = min(r[2] for r in runs)
+        print(f"{what:<56} {wall:>12.2f} {cpu:>11.2f} {rss:>14.0f} {runs[-1][3]:>5}")
+        print(f"    {' '.join(argv)}\n    -> {runs[-1][4][:150]}")
 
 
 if __name__ == "__main__":

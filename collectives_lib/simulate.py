@@ -383,9 +383,8 @@ def _timeline_grouped(schedule: Schedule, per_pattern, index, S: int, overhead: 
     of (number of steps) x (one step's time)."""
     index = np.asarray(index, dtype=np.int64)
     names = [st.stage for st in schedule.steps]
-    stage_ids: dict[str, int] = {}
-    sid = np.fromiter((stage_ids.setdefault(n, len(stage_ids)) for n in names), dtype=np.int64,
-                      count=len(names))
+    stage_ids = {n: i for i, n in enumerate(dict.fromkeys(names))}     # in order of first use
+    sid = np.array([stage_ids[n] for n in names], dtype=np.int64)
     P = len(per_pattern)
     counts = np.bincount(sid * P + index, minlength=len(stage_ids) * P).reshape(len(stage_ids), P)
     # one step's time per pattern (its slowest lane), for the step table
