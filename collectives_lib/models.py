@@ -36,7 +36,7 @@ import numpy as np
 from . import nccl
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
-from .builders import build_named, buildable, closed_form_instead, entries, group_for, reasons, size_estimate
+from .builders import build_named, buildable, closed_form_instead, entries, group_for, reasons, steps_estimate
 from .collective import Collective
 from .errors import CollectivesError
 from .schedule import Schedule
@@ -257,7 +257,7 @@ def _closed_form_estimates(coll, topology, sizes, choice, formula, axes, dt, opt
     to the simulator's time on small topologies)."""
     alg, group, big = formula
     num_groups = len(group_for(coll, topology, axes, options)[1])
-    steps = (size_estimate(alg, group) or (0, 0))[1]
+    steps = steps_estimate(alg, group)
     lat = float(alg.closed_form(group, 0.0))
     bounds = lower_bounds(coll, topology, sizes, axes=axes, **_bound_options(coll, options))
     note = f"timed by its closed form: {big}"

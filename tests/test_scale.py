@@ -142,6 +142,7 @@ def test_the_closed_form_path_gives_the_simulators_time(monkeypatch, collective,
     formula = cl.estimate(collective, topology, size, algorithm, model="ideal")
     assert formula.result is None and "closed form" in formula.note
     assert formula.time == pytest.approx(simulated.time, rel=1e-9)
+    assert formula.num_steps == simulated.num_steps
     assert formula.bound.time == pytest.approx(simulated.bound.time, rel=1e-12)
 
 
@@ -265,3 +266,18 @@ def test_counted_torus_cuts_equal_the_found_ones(monkeypatch, topology, collecti
                 m.setattr(bounds, "_plain_torus", lambda t: False)
                 found = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
             assert counted == found, (topology, axes, root)
+
+
+@pytest.mark.parametrize("collective, topology, algorithm", [
+    ("all_reduce", cl.Switch(12, bandwidth=45e9), "ring"),
+    ("all_gather", cl.Ring(9, bandwidth=45e9), "bidirectional_ring"),
+    ("reduce_scatter", cl.Ring(10, bandwidth=45e9), "bidirectional_ring"),
+    ("all_reduce", cl.Ring(10, bandwidth=45e9), "bidirectional_ring_whole"),
+    ("all_reduce", cl.Chain(7, bandwidth=45e9), "chain"),
+    ("all_reduce", cl.Switch(6, bandwidth=45e9), "tree"),
+    ("all_to_all", cl.Torus((3, 4), True, bandwidth=45e9), "direct"),
+])
+def test_step_counts_known_without_building(collective, topology, algorithm):
+    group, _ = group_for(collective, topology)
+    want = cl.build(collective, topology, algorithm).num_steps
+    assert registry.steps_estimate(registry.entry(collective, algorithm), group) == want

@@ -34,10 +34,10 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
-from .registry import Algorithm, Group, all_entries, entries, entry, known_names, size_estimate, too_large
+from .registry import Algorithm, Group, all_entries, entries, entry, known_names, size_estimate, steps_estimate, too_large
 
 __all__ = ["Algorithm", "Group", "build_named", "buildable", "closed_form_instead", "group_for",
-           "reasons", "entries", "entry", "size_estimate", "too_large",
+           "reasons", "entries", "entry", "size_estimate", "steps_estimate", "too_large",
            "all_entries", "OPTIONS"]
 
 #: Options a builder may read, and what each means.

@@ -257,6 +257,21 @@ def size_estimate(alg: Algorithm, group: Group) -> tuple[int, int] | None:
     return None
 
 
+def steps_estimate(alg: Algorithm, group: Group) -> int:
+    """How many steps the schedule of ``alg`` on ``group`` has, where known without
+    building it (rings, chains, NCCL's tree on a switch, direct sends), else 0."""
+    size = size_estimate(alg, group)
+    if size is not None:
+        return size[1]
+    n, coll = group.n, alg.collective.value
+    phases = {"all_gather": 1, "reduce_scatter": 1, "all_reduce": 2}.get(coll)
+    if phases is None or group.whole_cluster:
+        return 0
+    per_phase = {"ring": n - 1, "bidirectional_ring": n // 2,
+                 "bidirectional_ring_whole": n // 2}.get(alg.name)
+    return 0 if per_phase is None else phases * per_phase
+
+
 def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
     """Why the schedule of ``alg`` on ``group`` (times ``num_groups``) is too large to
     build, in one sentence, or None."""
