@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import costs
-from .builders import build_named, reasons
+from .builders import build_named, buildable, closed_form_instead, reasons
 from .builders.registry import entries
 from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
@@ -62,13 +62,26 @@ def nccl_menu(collective) -> list[str]:
 def _fastest(coll: Collective, topology: Topology, names, nbytes: int, axes, options,
              why: str) -> Choice:
     times = {}
+    skipped = []
     for name in names:
+        formula = closed_form_instead(coll, topology, name, axes, options)
+        if formula is not None:                  # too large to build: its closed form
+            alg, group, _ = formula
+            times[name] = float(alg.closed_form(group, nbytes))
+            continue
+        if not buildable(coll, topology, name, axes, options):
+            skipped.append(name)                 # too large to build, and no formula
+            continue
         sched = build_named(coll, topology, name, axes, options)
         times[name] = simulate(sched, topology, nbytes).time
     if not times:
+        if skipped:
+            build_named(coll, topology, skipped[0], axes, options)   # raises: too large, and why
         raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
     best = min(times, key=times.get)
     listing = ", ".join(f"{k} {format_time(times[k])}" for k in sorted(times, key=times.get))
+    if skipped:
+        listing += f"; not timed, too large to build here: {', '.join(skipped)}"
     return Choice(best, f"{why} ({listing})")
 
 

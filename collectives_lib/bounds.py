@@ -69,7 +69,9 @@ def _relevant(topology: Topology, members: np.ndarray) -> tuple[np.ndarray, np.n
     links = topology.links
     inside = np.zeros(topology.num_vertices, dtype=bool)
     inside[members] = True
-    if len(members) > 1:
+    if len(members) > 1 and topology.num_vertices > topology.num_ranks:
+        # only switches on the routes join the ranks: where every vertex is a rank
+        # (a torus) there is nothing to route for
         src = np.concatenate([np.full(len(members) - 1, members[0]), members[1:]])
         dst = np.concatenate([members[1:], np.full(len(members) - 1, members[0])])
         r = topology.routes(src, dst)
@@ -128,6 +130,15 @@ def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], insid
             mask[topology.num_ranks: topology.num_ranks + per] = True
             mask[[topology.leaf_node(0, r) for r in range(topology.rails)]] = True
             yield "each Scalable Unit", su[mask & inside], per * g, topology.num_sus
+        if topology.num_pods > 1:                 # a three-level fabric: a pod under its spine
+            nodes = topology.nodes_per_su * topology.sus_per_pod
+            mask = np.zeros(topology.num_vertices, dtype=bool)
+            mask[: nodes * g] = True
+            mask[topology.num_ranks: topology.num_ranks + nodes] = True
+            mask[[topology.leaf_node(su, r) for su in range(topology.sus_per_pod)
+                  for r in range(topology.rails)]] = True
+            mask[topology.pod_spine_node(0)] = True
+            yield ("each pod", np.nonzero(mask & inside)[0], nodes * g, topology.num_pods)
     elif isinstance(topology, GpuCluster) and axes == (0,) and topology.num_sus > 1:
         per = topology.nodes_per_su
         first = members[:per]
@@ -136,6 +147,64 @@ def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], insid
         per = topology.chips_per_slice
         hosts = topology.num_ranks + np.arange(topology.hosts_per_slice)
         yield "each slice", np.concatenate([np.arange(per), hosts]), per, topology.num_slices
+
+
+def _plain_torus(topology: Topology) -> bool:
+    """A torus with the links and routes of :class:`Torus` (one bandwidth, one latency)."""
+    return (isinstance(topology, Torus) and type(topology).routes is Torus.routes
+            and type(topology)._build_links is Torus._build_links)
+
+
+def _torus_each(topology: Torus, axes) -> tuple[float, float]:
+    """:func:`_crossing_each` on a plain torus, counted: along each axis of the group a
+    rank has two links each way with wraparound (one on a one-way ring), else one at
+    the ends of the line (none out of a one-way line's last rank, none into its first);
+    some rank sits at an end of every axis at once."""
+    out = into = 0
+    for a in axes:
+        d, wrap = topology.dims[a], topology.wraparound[a]
+        if d < 2:
+            continue
+        if topology.bidirectional:
+            out += 2 if wrap else 1
+            into += 2 if wrap else 1
+        else:
+            out += 1 if wrap else 0
+            into += 1 if wrap else 0
+    return out * topology.bandwidth, into * topology.bandwidth
+
+
+def _torus_rank(topology: Torus, axes, rank: int) -> tuple[float, float]:
+    """:func:`_crossing` of one rank on a plain torus: its links along the group's axes."""
+    coords = np.unravel_index(rank, topology.dims)
+    out = into = 0
+    for a in axes:
+        d, wrap, c = topology.dims[a], topology.wraparound[a], int(coords[a])
+        if d < 2:
+            continue
+        up, down = (c < d - 1 or wrap), (c > 0 or wrap)
+        if topology.bidirectional:
+            out += up + down
+            into += up + down
+        else:
+            out += up
+            into += down
+    return out * topology.bandwidth, into * topology.bandwidth
+
+
+def _torus_half(topology: Torus, axes, name: str, n: int) -> tuple[float, float]:
+    """:func:`_crossing` of "half of axis a" on a plain torus, counted: each of the
+    ``n / d`` lines along the axis crosses the cut once at the middle, and once more
+    at the wraparound (both ways on bidirectional links; a one-way ring's wraparound
+    only comes in)."""
+    a = next(a for a in axes if name == f"half of axis {topology.axis_names[a]}")
+    d, wrap = topology.dims[a], topology.wraparound[a]
+    lines = n // d
+    if topology.bidirectional:
+        out = into = 1 + (1 if wrap else 0)
+    else:
+        out, into = 1, (1 if wrap else 0)
+    return lines * out * topology.bandwidth, lines * into * topology.bandwidth
 
 
 def _reduces_between(topology: Topology, part_name: str, axes) -> bool:
@@ -173,6 +242,9 @@ def _needs(coll: Collective, V: float, n: int, k: int, m: int, in_network: bool,
 
 def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """The latency of the route of each flow (the longer half where a flow splits)."""
+    if (isinstance(topology, Torus) and type(topology).routes is Torus.routes
+            and type(topology)._build_links is Torus._build_links):   # one latency per hop
+        return topology.route_hops(src, dst) * float(topology.latency)
     r = topology.routes(src, dst)
     per_sub = np.bincount(r.inc_sub, weights=topology.links.latency[r.inc_link],
                           minlength=len(r.sub_flow))
@@ -214,7 +286,9 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
         return Bound(max(bw_t, lat), bw_t, f"the cut between rank {s} and rank {d} carries "
                      f"{format_rate(capacity)}", lat, f"the route from rank {s} to rank {d}")
     V = float(nbytes)
-    inside, use = _relevant(topology, members)
+    plain = _plain_torus(topology)
+    # a plain torus's cuts are counted, not found: its links need not be built
+    inside, use = (None, None) if plain else _relevant(topology, members)
     best, why = 0.0, "nothing needs to move"
     any_network = False
     root_rank = int(members[root]) if coll.rooted and 0 <= root < n else int(members[0])
@@ -227,7 +301,12 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
             # on a torus every vertex is a rank, so every rank's links are known; elsewhere
             # the switches found are those on rank 0's routes, so rank 0 stands for all
             who = part if isinstance(topology, Torus) else part[:1]
-            out_bw, in_bw = _crossing_each(topology, who, use)
+            out_bw, in_bw = (_torus_each(topology, group.axes) if plain
+                             else _crossing_each(topology, who, use))
+        elif plain and len(part) == 1:
+            out_bw, in_bw = _torus_rank(topology, group.axes, int(part[0]))
+        elif plain:
+            out_bw, in_bw = _torus_half(topology, group.axes, name, n)
         else:
             out_bw, in_bw = _crossing(topology, part, use)
         for need, bw, verb in ((send, out_bw, "send"), (recv, in_bw, "receive")):

@@ -229,16 +229,21 @@ def sweep_sizes(minbytes, maxbytes, stepfactor: float) -> list[int]:
     factor = float(stepfactor)
     if not (factor > 1 and factor != float("inf")):
         raise CollectivesError(f"-f must be a number > 1, got {stepfactor}")
-    expected = 1 + int(math.log(hi / lo) / math.log(factor) + 1e-9)
-    if expected > MAX_SWEEP_ROWS:
-        raise CollectivesError(
-            f"-b {minbytes} -e {maxbytes} -f {stepfactor} would make {expected} sizes; a sweep "
-            f"prints at most {MAX_SWEEP_ROWS}: use a larger -f")
     sizes, s = [], float(lo)
+    log_f = math.log(factor)
     while s <= hi * (1 + 1e-12):
         size = int(round(s))
         if not sizes or size != sizes[-1]:
+            if len(sizes) == MAX_SWEEP_ROWS:
+                raise CollectivesError(
+                    f"-b {minbytes} -e {maxbytes} -f {stepfactor} makes more than "
+                    f"{MAX_SWEEP_ROWS} different sizes; a sweep prints at most "
+                    f"{MAX_SWEEP_ROWS}: use a larger -f")
             sizes.append(size)
+            # skip the steps that round to this same whole size (a factor close to 1)
+            skip = int(math.log((size + 0.5) / s) / log_f) - 1 if s < size + 0.5 else 0
+            if skip > 0:
+                s *= factor ** skip
         s *= factor
     return sizes
 

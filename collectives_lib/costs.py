@@ -454,6 +454,34 @@ def direct_all_to_all(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     return alpha + (n - 1) * V / (n * n * W)
 
 
+def direct_all_to_all_torus(dims, V: float, W: float, alpha: float = 0.0) -> float:
+    """Direct all-to-all over every axis of a bidirectional torus with wraparound on
+    each axis (every size > 2), routed dimension by dimension, the shortest way
+    round each axis (a tie split half each way), all at once. ``V`` is the whole
+    array (every rank's buffer); each message is ``V / n**2``.
+
+    By symmetry every link along axis ``a`` one way carries the same bytes: the
+    hops that one rank's messages take along ``a`` that way, times ``V / n**2``;
+    ``n / d_a`` messages share each offset along the axis. The message to the
+    diametric rank crosses every axis and takes the most hops, so it finishes last::
+
+        t = alpha * sum(floor(d_a / 2)) + max_a (V / n**2) (n / d_a) s(d_a) / W
+
+    with ``s(d)`` the hops one way round a line of ``d``: ``sum_{k=1}^{floor((d-1)/2)} k``
+    plus ``d / 4`` for the tied opposite rank of an even ``d``.
+    """
+    dims = tuple(int(d) for d in dims)
+    n = math.prod(dims)
+    if n < 2:
+        return 0.0
+
+    def one_way(d: int) -> float:
+        m = (d - 1) // 2
+        return m * (m + 1) / 2 + (d / 4 if d % 2 == 0 else 0.0)
+    load = max((n // d) * one_way(d) for d in dims if d > 1) * V / (n * n)
+    return alpha * sum(d // 2 for d in dims) + load / W
+
+
 # -- several mesh axes at once (any sizes, any mix of rings and chains) ------------
 
 _LINE_KINDS = ("ring", "bidirectional_ring", "bidirectional_ring_whole", "chain")

@@ -65,6 +65,13 @@ SOURCES: dict[str, tuple[str, str]] = {
     "nv-superpod": ("NVIDIA DGX SuperPOD reference architecture with DGX H100 "
                     "(Scalable Units of 32 nodes, rail-optimised full fat tree)",
                     "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/"),
+    "nv-superpod-large": ("NVIDIA DGX SuperPOD reference architecture with DGX B200: "
+                          "larger SuperPOD component counts (from 16 Scalable Units a core "
+                          "level; node-leaf, leaf-spine and spine-core cables equal in number)",
+                          "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/dgx-superpod-architecture.html"),
+    "nv-superpod-gb200": ("NVIDIA DGX SuperPOD reference architecture with DGX GB200: "
+                          "Scalable Units of 8 NVL72 racks (576 GPUs)",
+                          "https://docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/"),
     "nv-dgx-gb200": ("NVIDIA DGX GB200 user guide: compute tray with four "
                      "ConnectX-7 400 Gb/s ports for four GPUs",
                      "https://docs.nvidia.com/dgx/dgxgb200-user-guide/"),
@@ -515,6 +522,53 @@ def gpu_system(name: str) -> GpuSystem:
     return GPU_SYSTEMS[key]
 
 
+@dataclass(frozen=True)
+class ClusterPreset:
+    """A cluster beyond one SuperPOD: nodes of ``system`` in Scalable Units, ``sus_per_pod``
+    Scalable Units per spine (a pod), the pods joined by a core level
+    (:class:`~collectives_lib.topology.GpuCluster` with ``sus_per_pod``)."""
+
+    name: str
+    system: str
+    sus_per_pod: Figure
+    core_oversubscription: Figure
+    notes: str = ""
+
+
+CLUSTER_PRESETS: dict[str, ClusterPreset] = {
+    "h100-cluster": ClusterPreset(
+        name="h100-cluster", system="dgx-h100",
+        sus_per_pod=_f(4, "SUs", "nv-superpod",
+                       "the reference SuperPOD: 4 Scalable Units of 32 DGX H100 (1,024 GPUs) "
+                       "on one two-level rail-optimised fat tree; we take it as the pod"),
+        core_oversubscription=_f(1, "", "nv-superpod-large",
+                                 "from 16 Scalable Units the reference design adds a core level "
+                                 "with as many spine-core cables as leaf-spine ones: a full fat "
+                                 "tree at every level"),
+        notes="h100-cluster:12800 is 12,800 DGX H100 (102,400 GPUs): 400 Scalable Units in 100 "
+              "pods under one core; --oversubscription sets the leaves' uplinks",
+    ),
+    "gb200-cluster": ClusterPreset(
+        name="gb200-cluster", system="gb200-nvl72",
+        sus_per_pod=_f(4, "SUs", "nv-superpod-gb200",
+                       "Scalable Units of 8 NVL72 racks; 4 per pod, as the H100 reference "
+                       "SuperPOD groups its Scalable Units (our choice: the GB200 design gives "
+                       "no pod size)"),
+        core_oversubscription=_f(1, "", "nv-superpod-large",
+                                 "a full fat tree at every level, as the reference design's "
+                                 "cable counts"),
+        notes="gb200-cluster:1389 is 1,389 NVL72 racks (100,008 GPUs)",
+    ),
+}
+
+
+def cluster_preset(name: str) -> ClusterPreset:
+    key = str(name).lower()
+    if key not in CLUSTER_PRESETS:
+        raise CollectivesError(f"unknown cluster preset {name!r}; known: {', '.join(CLUSTER_PRESETS)}")
+    return CLUSTER_PRESETS[key]
+
+
 # Dense tensor-core peaks per GPU by number format (datasheets quote the
 # sparse figure, twice these). Introduced in the chapter *Depth, trees and the
 # network roofline* (the network ridge point); BF16 entries are the systems' own.
@@ -641,6 +695,11 @@ def all_figures() -> list[tuple[str, Figure]]:
             value = getattr(sysm, fld.name)
             if isinstance(value, Figure):
                 out.append((f"gpu.{key}.{fld.name}", value))
+    for key, preset in CLUSTER_PRESETS.items():
+        for fld in fields(preset):
+            value = getattr(preset, fld.name)
+            if isinstance(value, Figure):
+                out.append((f"cluster.{key}.{fld.name}", value))
     for gpu, by_format in PEAK_FLOPS.items():
         for fmt, value in by_format.items():
             out.append((f"peak.{gpu}.{fmt}", value))

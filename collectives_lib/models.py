@@ -36,7 +36,7 @@ import numpy as np
 from . import nccl
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
-from .builders import build_named, entries, reasons
+from .builders import build_named, buildable, closed_form_instead, entries, group_for, reasons, steps_estimate
 from .collective import Collective
 from .errors import CollectivesError
 from .schedule import Schedule
@@ -239,6 +239,9 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
 
 def _ideal(coll, topology, nbytes, algorithm, axes, dt, esize, overhead, placement, options):
     choice = resolve(coll, topology, algorithm, nbytes, axes, options)
+    formula = closed_form_instead(coll, topology, choice.algorithm, axes, options)
+    if formula is not None and not overhead and placement is None:
+        return _closed_form_estimates(coll, topology, [nbytes], choice, formula, axes, dt, options)[0]
     sched = build_named(coll, topology, choice.algorithm, axes, options)
     res = simulate(sched, topology, nbytes, overhead=overhead, placement=placement, element_size=esize)
     bound = lower_bound(coll, topology, res.nbytes, axes=axes, **_bound_options(coll, options))
@@ -246,6 +249,25 @@ def _ideal(coll, topology, nbytes, algorithm, axes, dt, esize, overhead, placeme
                     "ideal", res.nbytes, dt, res.time, res.latency_time, res.time - res.latency_time,
                     sched.group_size, sched.num_groups, res.num_steps, choice.reason, bound,
                     note=res.note, result=res, schedule=sched)
+
+
+def _closed_form_estimates(coll, topology, sizes, choice, formula, axes, dt, options) -> list[Estimate]:
+    """Estimates from the algorithm's closed form, for a schedule too large to build:
+    the same ideal link model, in a formula (the registry's tests hold each formula
+    to the simulator's time on small topologies)."""
+    alg, group, big = formula
+    num_groups = len(group_for(coll, topology, axes, options)[1])
+    steps = steps_estimate(alg, group)
+    lat = float(alg.closed_form(group, 0.0))
+    bounds = lower_bounds(coll, topology, sizes, axes=axes, **_bound_options(coll, options))
+    note = f"timed by its closed form: {big}"
+    out = []
+    for size, bound in zip(sizes, bounds):
+        t = float(alg.closed_form(group, float(size)))
+        out.append(Estimate(coll, topology, choice.algorithm, "ideal", int(size), dt, t,
+                            min(lat, t), t - min(lat, t), group.n, num_groups, steps,
+                            choice.reason, bound, note=note))
+    return out
 
 
 def _bound_options(coll: Collective, options: dict) -> dict:
@@ -305,7 +327,7 @@ def _nccl(coll, topology, nbytes, algorithm, axes, dt, esize, protocol, nvls, op
         why = ("the point-to-point model: a cost per peer, NVLink inside the node, one NIC per "
                "GPU across nodes" + ("; the least time of direct and hierarchical" if name == "auto" else ""))
     sched = None
-    if reg in table and table[reg] is None:
+    if reg in table and table[reg] is None and buildable(coll, topology, reg, axes, options):
         sched = build_named(coll, topology, reg, axes, options)
     group, num_groups = (sched.group_size, sched.num_groups) if sched is not None else (comm.nranks, 1)
     split = sched.split(nbytes, esize) if sched is not None else None
@@ -352,21 +374,37 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     else:
         names, why = _auto_candidates(coll, topology, axes, options, max(sizes))
     timed = {}
+    formulas = {n: closed_form_instead(coll, topology, n, axes, options) for n in names}
+    if len(names) == 1 and formulas[names[0]] is not None:
+        return _closed_form_estimates(coll, topology, sizes, Choice(names[0], why),
+                                      formulas[names[0]], axes, dt, options)
+    if len(names) > 1:                         # drop what is too large to build, with no formula
+        names = [n for n in names if formulas[n] is not None
+                 or buildable(coll, topology, n, axes, options)] or names[:1]
     for n in names:
+        if formulas[n] is not None:            # too large to build: its closed form
+            alg, group, _ = formulas[n]
+            times = np.array([float(alg.closed_form(group, float(s))) for s in sizes])
+            timed[n] = (None, times, float(alg.closed_form(group, 0.0)))
+            continue
         sched = build_named(coll, topology, n, axes, options)
-        times = simulate_sizes(sched, topology, sizes, element_size=esize)
-        lat = float(simulate_sizes(sched, topology, [0], element_size=esize)[0])
-        timed[n] = (sched, times, lat)
+        times = simulate_sizes(sched, topology, list(sizes) + [0], element_size=esize)  # routed once
+        timed[n] = (sched, times[:-1], float(times[-1]))
     out = []
     for i, (size, bound) in enumerate(zip(sizes, bounds)):
         best = min(names, key=lambda n: timed[n][1][i])
         sched, times, lat = timed[best]
         t = float(times[i])
         alts = tuple(sorted(((n, float(timed[n][1][i])) for n in names if n != best), key=lambda x: x[1]))
+        reason = why if len(names) == 1 else "the fastest in the ideal link model at this size"
+        if sched is None:
+            closed = _closed_form_estimates(coll, topology, [size], Choice(best, reason),
+                                            formulas[best], axes, dt, options)[0]
+            out.append(dataclasses.replace(closed, bound=bound, alternatives=alts))
+            continue
         out.append(Estimate(coll, topology, best, "ideal", size, dt, t, min(lat, t), t - min(lat, t),
                             sched.group_size, sched.num_groups, sched.num_steps,
-                            why if len(names) == 1 else "the fastest in the ideal link model at this size",
-                            bound, note=sched.split(size, esize).note(), alternatives=alts,
+                            reason, bound, note=sched.split(size, esize).note(), alternatives=alts,
                             schedule=sched))
     return out
 
@@ -374,12 +412,14 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
 def _auto_candidates(coll, topology, axes, options, nbytes) -> tuple[list[str], str]:
     """The algorithms ``auto`` weighs in the ideal model; one when the choice does not
     depend on the size (a torus's rings, chains and multi-axis schedules)."""
-    choice = resolve(coll, topology, "auto", nbytes, axes, options)
-    if isinstance(topology, Torus) and not choice.reason.endswith(")"):
-        return [choice.algorithm], choice.reason
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
     if not isinstance(topology, Torus):
         names = [k for k in names if k in nccl_menu(coll)] or names
+        if len(names) > 1:       # the sweep times each at every size; no need to choose first
+            return names, "the fastest in the ideal link model at this size"
+    choice = resolve(coll, topology, "auto", nbytes, axes, options)
+    if isinstance(topology, Torus) and not choice.reason.endswith(")"):
+        return [choice.algorithm], choice.reason
     return names, choice.reason
 
 

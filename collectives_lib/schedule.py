@@ -488,15 +488,13 @@ def boxes_array(per_axis: Sequence[tuple[np.ndarray, np.ndarray]], n: int) -> np
 def _agent_names(local: Schedule, groups: np.ndarray, agent_name) -> tuple[list[str], np.ndarray]:
     """Global agent names and a (G, A_local) map to global participant ids."""
     G = groups.shape[0]
-    names: list[str] = []
+    index: dict[str, int] = {}
     ids = np.zeros((G, len(local.agents)), dtype=np.int64)
     for g in range(G):
         for a, name in enumerate(local.agents):
             gname = agent_name(g, name) if agent_name else (name if G == 1 else f"{name}{g}")
-            if gname not in names:
-                names.append(gname)
-            ids[g, a] = names.index(gname)
-    return names, ids
+            ids[g, a] = index.setdefault(gname, len(index))
+    return list(index), ids
 
 
 def embed(local: Schedule, groups: np.ndarray, num_ranks: int, *,
@@ -521,7 +519,11 @@ def embed(local: Schedule, groups: np.ndarray, num_ranks: int, *,
     pmap = np.concatenate([groups, num_ranks + agent_ids], axis=1)
     cache: dict[int, Traffic] = {}
     steps = []
-    for step in local.steps:
+    # one group whose ranks and agents keep their numbers: the local steps are the global ones
+    identity = G == 1 and np.array_equal(pmap[0], np.arange(pmap.shape[1]))
+    if identity:
+        steps = list(local.steps)
+    for step in () if identity else local.steps:
         t = step.traffic
         key = id(t)
         if key not in cache:
@@ -604,10 +606,12 @@ def reflect(schedule: Schedule) -> Schedule:
     return dataclasses.replace(schedule, steps=tuple(steps))
 
 
+_DUAL_STAGES = {"all-gather": "reduce-scatter", "reduce-scatter": "all-gather",
+                "broadcast": "reduce", "reduce": "broadcast"}
+
+
 def _dual_stage(stage: str) -> str:
-    swap = {"all-gather": "reduce-scatter", "reduce-scatter": "all-gather",
-            "broadcast": "reduce", "reduce": "broadcast"}
-    return swap.get(stage, stage)
+    return _DUAL_STAGES.get(stage, stage)
 
 
 def concat(first: Schedule, second: Schedule, *, collective: str, algorithm: str,

@@ -61,17 +61,20 @@ class Pattern:
 
 
 def _envelope(lat: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Keep only flows that can be the slowest for some V >= 0."""
-    pairs = np.unique(np.stack([lat, unit], axis=1), axis=0)
-    order = np.lexsort((-pairs[:, 1], -pairs[:, 0]))
-    keep_lat, keep_unit = [], []
-    best = -1.0
-    for a, b in pairs[order]:
-        if b > best:
-            keep_lat.append(a)
-            keep_unit.append(b)
-            best = b
-    return np.asarray(keep_lat), np.asarray(keep_unit)
+    """Keep only flows that can be the slowest for some V >= 0.
+
+    In order of decreasing latency (ties: decreasing seconds per byte), a flow
+    is kept when it needs more seconds per byte than every flow before it;
+    equal flows are kept once."""
+    lat = np.asarray(lat, dtype=float)
+    unit = np.asarray(unit, dtype=float)
+    if len(lat) == 0:
+        return np.zeros(0), np.zeros(0)
+    order = np.lexsort((-unit, -lat))
+    a, b = lat[order], unit[order]
+    before = np.concatenate([[-1.0], np.maximum.accumulate(b)[:-1]])
+    keep = b > before
+    return a[keep], b[keep]
 
 
 @dataclass(frozen=True)
@@ -219,9 +222,10 @@ def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
         is_agent = (traffic.src[keep] >= schedule.num_ranks) | (traffic.dst[keep] >= schedule.num_ranks)
         if is_agent.any():
             extra = np.zeros(len(src))
-            for f in np.nonzero(is_agent)[0].tolist():
-                node = int(dst[f]) if traffic.dst[keep][f] >= schedule.num_ranks else int(src[f])
-                extra[f] = agent_latency(node)
+            flows = np.nonzero(is_agent)[0]
+            at = np.where(traffic.dst[keep][flows] >= schedule.num_ranks, dst[flows], src[flows])
+            nodes_at, which = np.unique(at, return_inverse=True)      # each agent once
+            extra[flows] = np.array([agent_latency(int(v)) for v in nodes_at.tolist()])[which]
             sub_lat = sub_lat + extra[sub_flow]
     sub_lane = (traffic.lane[keep][sub_flow] if traffic.lane is not None
                 else np.zeros(nsubs, dtype=np.int64))
@@ -346,6 +350,8 @@ def _timeline(schedule: Schedule, pats: list[Pattern], index: list[int],
     """
     S = len(sizes)
     per_pattern = [p.lane_times(sizes) for p in pats]
+    if len(index) > _MANY_STEPS:
+        return _timeline_grouped(schedule, per_pattern, index, S, overhead)
     step_times = np.zeros((len(index), S))
     acc: dict[str, dict[int, np.ndarray]] = {}
     for k, pi in enumerate(index):
@@ -362,6 +368,39 @@ def _timeline(schedule: Schedule, pats: list[Pattern], index: list[int],
         step_times[k] = best
     stage_times = {stage: np.max(np.stack([np.broadcast_to(v, (S,)) for v in lanes.values()]), axis=0)
                    for stage, lanes in acc.items()}
+    total = sum(stage_times.values()) if stage_times else np.zeros(S)
+    return np.asarray(total, dtype=float), stage_times, step_times
+
+
+#: Beyond this many steps, :func:`_timeline` adds each stage's steps by pattern
+#: (a count times a step's time) instead of one by one: the same sums up to rounding.
+_MANY_STEPS = 2048
+
+
+def _timeline_grouped(schedule: Schedule, per_pattern, index, S: int, overhead: float):
+    """:func:`_timeline` for long schedules: steps that share a stage and a pattern
+    take the same time, so each lane's time in a stage is a sum over its patterns
+    of (number of steps) x (one step's time)."""
+    index = np.asarray(index, dtype=np.int64)
+    names = [st.stage for st in schedule.steps]
+    stage_ids = {n: i for i, n in enumerate(dict.fromkeys(names))}     # in order of first use
+    sid = np.array([stage_ids[n] for n in names], dtype=np.int64)
+    P = len(per_pattern)
+    counts = np.bincount(sid * P + index, minlength=len(stage_ids) * P).reshape(len(stage_ids), P)
+    # one step's time per pattern (its slowest lane), for the step table
+    best = np.zeros((P, S))
+    for p, times in enumerate(per_pattern):
+        for t in (times or {0: np.zeros(S)}).values():
+            best[p] = np.maximum(best[p], t + overhead)
+    step_times = best[index]
+    stage_times = {}
+    for stage, i in stage_ids.items():
+        lanes: dict[int, np.ndarray] = {}
+        for p in np.nonzero(counts[i])[0].tolist():
+            for lane, t in (per_pattern[p] or {0: np.zeros(S)}).items():
+                lanes[lane] = lanes.get(lane, 0.0) + counts[i, p] * (t + overhead)
+        stage_times[stage] = np.max(np.stack([np.broadcast_to(v, (S,)) for v in lanes.values()]),
+                                    axis=0)
     total = sum(stage_times.values()) if stage_times else np.zeros(S)
     return np.asarray(total, dtype=float), stage_times, step_times
 

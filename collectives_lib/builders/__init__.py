@@ -34,9 +34,10 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
-from .registry import Algorithm, Group, all_entries, entries, entry, known_names
+from .registry import Algorithm, Group, all_entries, entries, entry, known_names, size_estimate, steps_estimate, too_large
 
-__all__ = ["Algorithm", "Group", "build_named", "group_for", "reasons", "entries", "entry",
+__all__ = ["Algorithm", "Group", "build_named", "buildable", "closed_form_instead", "group_for",
+           "reasons", "entries", "entry", "size_estimate", "steps_estimate", "too_large",
            "all_entries", "OPTIONS"]
 
 #: Options a builder may read, and what each means.
@@ -116,6 +117,31 @@ def reasons(collective, topology, axes=None, options: Mapping[str, Any] | None =
     return {name: alg.reason(group) for name, alg in entries(group.collective).items()}
 
 
+def buildable(collective, topology, algorithm: str, axes=None,
+              options: Mapping[str, Any] | None = None) -> bool:
+    """False when the schedule of ``algorithm`` would be too large to build."""
+    group, groups = group_for(collective, topology, axes, options)
+    table = entries(group.collective)
+    name = str(algorithm).strip().lower().replace("-", "_")
+    return name not in table or too_large(table[name], group, len(groups)) is None
+
+
+def closed_form_instead(collective, topology, algorithm: str, axes=None,
+                        options: Mapping[str, Any] | None = None):
+    """``(algorithm entry, group, why)`` when the schedule of ``algorithm`` would be too
+    large to build (:func:`~collectives_lib.builders.registry.too_large`) and the entry
+    has a closed form for the group, so that timing can use the formula; else None."""
+    group, groups = group_for(collective, topology, axes, options)
+    table = entries(group.collective)
+    name = str(algorithm).strip().lower().replace("-", "_")
+    if name not in table or group.topology is None or table[name].reason(group) is not None:
+        return None
+    why = too_large(table[name], group, len(groups))
+    if why is None or table[name].closed_form(group, 1.0) is None:
+        return None
+    return table[name], group, why
+
+
 def build_named(collective, topology, algorithm: str, axes=None,
                 options: Mapping[str, Any] | None = None) -> Schedule:
     """The schedule of ``algorithm`` (a registered name, not ``auto``) on ``topology``."""
@@ -132,6 +158,12 @@ def build_named(collective, topology, algorithm: str, axes=None,
             raise CollectivesError(f"algorithm {name!r} does not apply to {coll} on "
                                    f"{_where(group)}; applicable: {applicable}")
         raise CollectivesError(f"{why} (applicable here: {applicable})")
+    big = too_large(table[name], group, len(groups))
+    if big is not None:
+        closed = group.topology is not None and table[name].closed_form(group, 1.0) is not None
+        raise CollectivesError(
+            big + ("; estimate answers with its closed form instead" if closed else
+                   "; use ring (its steps share one pattern, at any size) or fewer ranks"))
     local = table[name].build(group)
     if group.topology is None:
         return local

@@ -18,7 +18,7 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, box_fraction, boxes_array
-from ..topology import Switch
+from ..topology import Switch, Torus
 from .registry import Group, register
 from .rings import line_reason
 
@@ -160,11 +160,24 @@ def _line_reason(kind: str):
     return test
 
 
+def _symmetric_torus(group: Group) -> bool:
+    """A group over torus axes that all wrap, both ways, each of more than two ranks:
+    every link along an axis then carries the same (see
+    :func:`collectives_lib.costs.direct_all_to_all_torus`)."""
+    topo = group.topology
+    if not isinstance(topo, Torus) or type(topo).routes is not Torus.routes or not topo.bidirectional:
+        return False
+    return all(topo.wraparound[a] and topo.dims[a] > 2 for a in group.axes)
+
+
 def _cost(formula, *, axis: bool, switch: bool):
     """A closed form on one torus axis (``axis``) and/or on a switch (``switch``)."""
     def cost(group: Group, nbytes: float) -> float | None:
         if group.options.get("matrix") is not None:
             return None
+        if formula is costs.direct_all_to_all and _symmetric_torus(group):
+            dims = [group.topology.dims[a] for a in group.axes]
+            return costs.direct_all_to_all_torus(dims, group.n * nbytes, *group.link())
         on_axis = axis and group.torus_axis is not None
         on_switch = switch and isinstance(group.topology, Switch)
         if not (on_axis or on_switch):

@@ -135,9 +135,11 @@ def nvls_tree_all_reduce(nodes: int, gpus: int, chunks: int = 8) -> Schedule:
     ranks = r.reshape(M, G)
     shape = (M, G, 2, K)
     switch, mcast = n + node, n + M + node
-    steps = [Step(Traffic.make(r, switch, REDUCE, 1.0), boxes_array([(0, M), (0, G), (0, 2), (0, K)], n),
-                  "NVLS load-reduce"),
-             Step(Traffic.make(switch, r, COPY, 1.0 / G), _slices(M, G, gpu, (2, K)), "reduced slice")]
+    # boxes are computed when read (replay, listings), not to time the schedule
+    steps = [Step(Traffic.make(r, switch, REDUCE, 1.0),
+                  lambda: boxes_array([(0, M), (0, G), (0, 2), (0, K)], n), "NVLS load-reduce"),
+             Step(Traffic.make(switch, r, COPY, 1.0 / G), lambda: _slices(M, G, gpu, (2, K)),
+                  "reduced slice")]
     rail = pipelined_tree_all_reduce(list(double_binary_tree(M)), K) if M > 1 else None
     cache: dict[int, Traffic] = {}
     for st in rail.steps if rail is not None else ():
@@ -155,11 +157,12 @@ def nvls_tree_all_reduce(nodes: int, gpus: int, chunks: int = 8) -> Schedule:
             return out
         steps.append(Step(cache[id(t)], chunks_of, "tree between nodes"))
     # NVLS all-gather: GPU g stores slice g; node m's multicast group writes all slices to all
-    steps.append(Step(Traffic.make(r, mcast, COPY, 1.0 / G), _slices(M, G, gpu, (2, K)), "store"))
+    steps.append(Step(Traffic.make(r, mcast, COPY, 1.0 / G), lambda: _slices(M, G, gpu, (2, K)),
+                      "store"))
     src = n + M + np.repeat(node, G)                           # (m, slice g) -> (m, g')
     dst = (np.repeat(node, G) * G + np.tile(np.arange(G), n))
-    steps.append(Step(Traffic.make(src, dst, COPY, 1.0 / G), _slices(M, G, np.repeat(gpu, G), (2, K)),
-                      "multicast"))
+    steps.append(Step(Traffic.make(src, dst, COPY, 1.0 / G),
+                      lambda: _slices(M, G, np.repeat(gpu, G), (2, K)), "multicast"))
     agents = tuple(f"nvswitch{m}" for m in range(M)) + tuple(f"multicast{m}" for m in range(M))
     return Schedule.local("all_reduce", "nvls_tree", n, shape, steps, group_shape=(M, G),
                           routing="routed", agents=agents, pipelined=True,

@@ -213,3 +213,76 @@ def all_of(*tests: Callable[[Group], str | None]) -> Callable[[Group], str | Non
                 return why
         return None
     return test
+
+
+# ---------------------------------------------------------------------------
+# How big a schedule would be, before building it
+# ---------------------------------------------------------------------------
+
+#: The most transfers a schedule may hold in its distinct steps (about 40 bytes
+#: each, and the simulator routes each once); beyond it ``build`` refuses and
+#: ``estimate`` answers with the algorithm's closed form where it has one.
+MAX_TRANSFERS = 4_000_000
+
+#: The most ranks a schedule may span (each step's traffic lists every rank).
+MAX_RANKS = 1 << 18
+
+
+def _tree_count(group: Group) -> int:
+    """How many trees NCCL's tree all-reduce builds for the group (see ``trees.py``)."""
+    topo = group.topology
+    if isinstance(topo, GpuCluster) and group.whole_cluster:
+        return 2 * topo.gpus_per_node if topo.num_nodes > 1 else topo.gpus_per_node
+    if isinstance(topo, GpuCluster) and group.axes == (0,):
+        return 2
+    return group.n
+
+
+def size_estimate(alg: Algorithm, group: Group) -> tuple[int, int] | None:
+    """``(transfers, steps)`` one group's schedule of ``alg`` would hold, for the
+    algorithms whose schedules grow as N² (their distinct steps do not repeat);
+    None for the others, which stay small (rings share one traffic pattern
+    across their steps)."""
+    n, coll = group.n, alg.collective.value
+    twice = 2 if coll == "all_reduce" else 1
+    if alg.name == "tree" and coll == "all_reduce":
+        K = group.chunks
+        trees = _tree_count(group)
+        height = n - 1 if trees == n else None
+        return 2 * trees * (n - 1) * K, (2 * height + K - 1 if height is not None else 0)
+    if alg.name == "direct" and coll in ("all_to_all", "all_gather", "reduce_scatter", "all_reduce"):
+        return twice * n * (n - 1), twice
+    if alg.name == "chain" and coll in ("all_gather", "reduce_scatter", "all_reduce"):
+        return twice * n * (n - 1), twice * (n - 1)
+    return None
+
+
+def steps_estimate(alg: Algorithm, group: Group) -> int:
+    """How many steps the schedule of ``alg`` on ``group`` has, where known without
+    building it (rings, chains, NCCL's tree on a switch, direct sends), else 0."""
+    size = size_estimate(alg, group)
+    if size is not None:
+        return size[1]
+    n, coll = group.n, alg.collective.value
+    phases = {"all_gather": 1, "reduce_scatter": 1, "all_reduce": 2}.get(coll)
+    if phases is None or group.whole_cluster:
+        return 0
+    per_phase = {"ring": n - 1, "bidirectional_ring": n // 2,
+                 "bidirectional_ring_whole": n // 2}.get(alg.name)
+    return 0 if per_phase is None else phases * per_phase
+
+
+def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
+    """Why the schedule of ``alg`` on ``group`` (times ``num_groups``) is too large to
+    build, in one sentence, or None."""
+    size = size_estimate(alg, group)
+    where = f"{group.topology!r}" if group.topology is not None else f"{group.n} ranks"
+    ranks = group.n * num_groups
+    if ranks > MAX_RANKS:
+        return (f"{alg.name} {alg.collective} on {where} would span {ranks:,} ranks, beyond "
+                f"the {MAX_RANKS:,} a schedule may span")
+    if size is None or size[0] * num_groups <= MAX_TRANSFERS:
+        return None
+    return (f"{alg.name} {alg.collective} on {where} would hold about "
+            f"{size[0] * num_groups:,} transfers (it grows as N^2), beyond the "
+            f"{MAX_TRANSFERS:,} a schedule may hold")

@@ -29,6 +29,16 @@ class GpuCluster(Topology):
     ``"multicast<m>"`` (its NVLS multicast group, the same vertex),
     ``"leaf<su>.<rail>"`` (a leaf switch) and ``"spine"``.
 
+    A **three-level** fat tree (leaf, spine, core): ``sus_per_pod`` Scalable Units
+    share one spine (a *pod*, modelled like the two-level spine: one non-blocking
+    switch with an aggregate link per leaf), and the pods' spines join one core
+    switch. A spine's uplink to the core carries what its leaves' uplinks can,
+    divided by ``core_oversubscription`` (``oversubscription`` is the leaves'; 1 at
+    both levels is a full fat tree). Traffic between pods climbs to the core:
+    GPU -> leaf -> spine -> core -> spine -> leaf -> GPU. Without ``sus_per_pod``
+    (or with one pod) the fabric is the two-level one above. Named participants
+    add ``"spine<p>"`` (pod p's spine) and ``"core"``.
+
     ``sharp=True`` makes the InfiniBand switches reduce in the network (SHARP, which
     NCCL drives through its CollNet algorithms): the leaf of a rail sums what the
     nodes of its Scalable Unit send it, the spine what the leaves send it. Like
@@ -39,7 +49,8 @@ class GpuCluster(Topology):
                  nodes_per_su: int | None = None, oversubscription: float = 1.0,
                  nvlink_bandwidth: float | None = None, nic_bandwidth: float | None = None,
                  nvlink_latency: float | None = None, nic_latency: float | None = None,
-                 sharp: bool = False):
+                 sharp: bool = False, sus_per_pod: int | None = None,
+                 core_oversubscription: float = 1.0):
         s = hw.gpu_system(system)
         self.system = s
         if not isinstance(sharp, (bool, np.bool_)):
@@ -64,16 +75,31 @@ class GpuCluster(Topology):
         self.num_ranks = m * g
         self.num_sus = -(-m // self.nodes_per_su)
         self.num_leaves = self.num_sus * self.rails
-        self.num_vertices = self.num_ranks + m + self.num_leaves + 1
+        self.sus_per_pod = (self.num_sus if sus_per_pod is None else
+                            check_num_ranks(sus_per_pod, what="Scalable Units per pod"))
+        self.num_pods = -(-self.num_sus // self.sus_per_pod)
+        self.core_oversubscription = positive(core_oversubscription, "core_oversubscription")
+        if self.core_oversubscription < 1:
+            raise CollectivesError(f"core_oversubscription must be >= 1 (1 is a full fat tree), "
+                                   f"got {core_oversubscription}")
+        if self.num_pods > 1 and self.sharp:
+            raise CollectivesError("sharp=True is modelled on a two-level fabric (one spine); "
+                                   f"{self.num_pods} pods need a core level: leave out sharp "
+                                   f"or sus_per_pod")
+        # vertices: GPUs, NVSwitches, leaves, one spine per pod, and the core (pods > 1)
+        self.num_vertices = (self.num_ranks + m + self.num_leaves + self.num_pods
+                             + (1 if self.num_pods > 1 else 0))
         self.mesh_shape = (m, g)
         self.axis_names = ("node", "gpu")
         self._custom = any(v is not None for v in (nodes_per_su, nvlink_bandwidth, nic_bandwidth,
                                                    nvlink_latency, nic_latency)) or oversubscription != 1
+        self._custom = self._custom or self.num_pods > 1
 
     def _identity(self) -> tuple:
         return (self.system.name, self.num_nodes, self.nodes_per_su, self.oversubscription,
                 self.nvlink_bandwidth, self.nic_bandwidth, self.nvlink_latency, self.nic_latency,
-                self.sharp)
+                self.sharp, self.num_pods, self.sus_per_pod if self.num_pods > 1 else None,
+                self.core_oversubscription if self.num_pods > 1 else 1.0)
 
     def __repr__(self) -> str:
         extra = ""
@@ -83,6 +109,10 @@ class GpuCluster(Topology):
             extra += f", nodes_per_su={self.nodes_per_su}"
         if self.sharp:
             extra += ", sharp=True"
+        if self.num_pods > 1:
+            extra += f", sus_per_pod={self.sus_per_pod}"
+            if self.core_oversubscription != 1:
+                extra += f", core_oversubscription={self.core_oversubscription:g}"
         return f"GpuCluster({self.system.name!r}, num_nodes={self.num_nodes}{extra})"
 
     # node ids
@@ -94,6 +124,16 @@ class GpuCluster(Topology):
 
     @property
     def spine_node(self) -> int:
+        """The spine (of pod 0, in a three-level fabric)."""
+        return self.pod_spine_node(0)
+
+    def pod_spine_node(self, pod: int) -> int:
+        return self.num_ranks + self.num_nodes + self.num_leaves + int(pod)
+
+    @property
+    def core_node(self) -> int:
+        if self.num_pods == 1:
+            raise CollectivesError(f"{self!r} has two levels (one spine) and no core")
         return self.num_vertices - 1
 
     def node_label(self, node: int) -> str:
@@ -106,11 +146,19 @@ class GpuCluster(Topology):
         if node < n + m + self.num_leaves:
             su, rail = divmod(node - n - m, self.rails)
             return f"SU {su} leaf {rail}"
-        return "spine"
+        if self.num_pods == 1:
+            return "spine"
+        pod = node - n - m - self.num_leaves
+        return f"pod {pod} spine" if pod < self.num_pods else "core"
 
     def agent_node(self, name: str) -> int:
-        if name == "spine":
+        if name == "spine" and self.num_pods == 1:
             return self.spine_node
+        if self.num_pods > 1:
+            if name == "core":
+                return self.core_node
+            if name.startswith("spine") and name[5:].isdigit() and int(name[5:]) < self.num_pods:
+                return self.pod_spine_node(int(name[5:]))
         if name in ("switch", "nvswitch", "multicast") and self.num_nodes == 1:
             return self.nvswitch_node(0)
         # "multicast<m>": node m's NVLS multicast group, a second buffer in its NVSwitch
@@ -157,9 +205,18 @@ class GpuCluster(Topology):
         cap = per_leaf * self.nic_bandwidth / self.oversubscription
         cap = np.where(cap > 0, cap, self.nic_bandwidth)
         leaves = n + m + np.arange(self.num_leaves)
-        spine = np.full(self.num_leaves, self.spine_node)
+        self._pod_of_leaf = np.arange(self.num_leaves) // self.rails // self.sus_per_pod
+        spine = n + m + self.num_leaves + self._pod_of_leaf
         self._leaf_up = b.add(leaves, spine, cap, self.nic_latency, "ib")
         self._leaf_down = b.add(spine, leaves, cap, self.nic_latency, "ib")
+        if self.num_pods > 1:
+            # a spine's uplink: what its leaves' uplinks carry, over the core's oversubscription
+            core_cap = np.bincount(self._pod_of_leaf, weights=cap, minlength=self.num_pods)
+            core_cap = core_cap / self.core_oversubscription
+            spines = n + m + self.num_leaves + np.arange(self.num_pods)
+            core = np.full(self.num_pods, self.core_node)
+            self._spine_up = b.add(spines, core, core_cap, self.nic_latency, "ib")
+            self._spine_down = b.add(core, spines, core_cap, self.nic_latency, "ib")
         return b.build()
 
     def routes(self, src, dst) -> Routes:
@@ -208,6 +265,12 @@ class GpuCluster(Topology):
             via_spine = inter & (leaf_s != leaf_d)
             add(inter, self._nic_up[s_safe])
             add(via_spine, self._leaf_up[np.where(via_spine, leaf_s, 0)])
+            if self.num_pods > 1:
+                pod_s = self._pod_of_leaf[np.where(via_spine, leaf_s, 0)]
+                pod_d = self._pod_of_leaf[np.where(via_spine, leaf_d, 0)]
+                via_core = via_spine & (pod_s != pod_d)
+                add(via_core, self._spine_up[pod_s])
+                add(via_core, self._spine_down[pod_d])
             add(via_spine, self._leaf_down[np.where(via_spine, leaf_d, 0)])
             add(inter, self._nic_down[d_safe])
         other = ~((gpu_s & sw_d & (node_s == node_d)) | (sw_s & gpu_d & (node_s == node_d))

@@ -20,14 +20,16 @@ from .cluster import GpuCluster
 from .core import Topology
 from .switch import Switch, nvswitch_node
 from .torus import Chain, Ring, Torus, mesh
-from .tpu import parse_shape, tpu_pod, tpu_slice
+from .tpu import TpuSystem, parse_shape, tpu_pod, tpu_slice
 
 TOPOLOGY_HELP = (
     "ring:N, chain:N, torus:AxB[xC], mesh:AxB[xC], switch:N (switch:N:sharp reduces in the "
     "network; these need --bandwidth); "
-    "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod); "
+    "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod; SHAPE*K "
+    "or pod*K: K slices or pods joined by DCN); "
     "dgx-a100:M, dgx-h100:M, dgx-h200:M, dgx-b200:M, gb200-tray:M, gb200-nvl72:M (M nodes, "
-    "trays or racks)"
+    "trays or racks); h100-cluster:M, gb200-cluster:M (M nodes or racks in pods of 4 Scalable "
+    "Units under a core level)"
 )
 
 
@@ -113,9 +115,34 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
                 f"unknown TPU preset {kind!r}; use one of "
                 + ", ".join(f"tpu-{g}" for g in hw.TPU_PRESET_GENERATIONS)
             )
+        if "*" in arg:                     # several slices (or pods) joined by DCN
+            shape, _, count = arg.rpartition("*")
+            try:
+                k = int(count)
+            except ValueError:
+                raise CollectivesError(f"{kind}:SHAPE*K needs a whole number K of slices, "
+                                       f"got {count!r}") from None
+            check_num_ranks(k, what="number of slices K")
+            if bandwidth is not None or latency is not None:
+                raise CollectivesError(f"--bandwidth and --latency set one slice's ICI; "
+                                       f"{spec!r} joins {k} slices over DCN: leave them out")
+            dims = tpu_pod(gen).dims if shape == "pod" else shape
+            return TpuSystem(gen, dims, k)
         if arg == "pod":
             return tpu_pod(gen, bandwidth=bandwidth, latency=latency)
         return tpu_slice(gen, arg, bandwidth=bandwidth, latency=latency)
+    if kind in hw.CLUSTER_PRESETS:
+        preset = hw.cluster_preset(kind)
+        try:
+            m = int(arg)
+        except ValueError:
+            raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
+        check_num_ranks(m, what="number of nodes M")
+        return GpuCluster(preset.system, m, oversubscription=oversubscription,
+                          sus_per_pod=int(preset.sus_per_pod.value),
+                          core_oversubscription=float(preset.core_oversubscription.value),
+                          nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
+                          nvlink_latency=latency, nic_latency=latency)
     if kind in hw.GPU_SYSTEMS:
         try:
             m = int(arg)

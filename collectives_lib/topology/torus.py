@@ -226,6 +226,29 @@ class Torus(Topology):
             isub, ilink = np.zeros(0, np.int64), np.zeros(0, np.int64)
         return Routes(flow, weight, isub, ilink)
 
+    def route_hops(self, src, dst) -> np.ndarray:
+        """Hops of each flow's route (:meth:`routes`), without listing its links: the
+        shortest way round each axis with wraparound, the straight way without
+        (both halves of a split flow are equally long)."""
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        if len(src) and (src.max() >= self.num_ranks or dst.max() >= self.num_ranks
+                         or src.min() < 0 or dst.min() < 0):
+            raise CollectivesError(f"a flow names a node outside {self!r}")
+        cs = np.unravel_index(src, self.dims)
+        cd = np.unravel_index(dst, self.dims)
+        total = np.zeros(len(src), dtype=np.int64)
+        for axis, size in enumerate(self.dims):
+            delta = np.asarray(cd[axis], dtype=np.int64) - cs[axis]
+            if self.wraparound[axis]:
+                fwd = np.mod(delta, size)
+                total += np.minimum(fwd, np.mod(-delta, size)) if self.bidirectional else fwd
+            else:
+                if not self.bidirectional and (delta < 0).any():
+                    self.routes(src, dst)       # raises: no route, and which
+                total += np.abs(delta)
+        return total
+
     def distance(self, a, b) -> int:
         """Hop distance between two chips, by rank or by coordinates."""
         a = self.rank_of(a) if np.iterable(a) else int(a)

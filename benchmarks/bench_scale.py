@@ -1,0 +1,102 @@
+"""Benchmarks of the largest systems (issue 15): whole-process wall time and peak memory.
+
+Each case is one command-line call in a fresh interpreter, timed by ``/usr/bin/time``
+(wall seconds and peak resident set size), so the figures include starting
+Python and importing the package, as a reader at the command line sees them.
+Targets: each at most 2 s and 1 GB on a 2-core machine. The machine may be
+shared: each case runs ``--repeats`` times and the minimum is reported, with
+the CPU time (user + system), which other processes disturb less than the wall time.
+
+    python benchmarks/bench_scale.py [--repeats 3] [--timeout 60] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+CASES = {
+    "h100-cluster": ("all-reduce, 102,400-GPU H100 cluster (12,800 nodes)",
+                     ["estimate", "-t", "h100-cluster:12800", "-c", "all_reduce", "-s", "1G"]),
+    "ring-65536": ("ring all-reduce, 65,536 ranks",
+                   ["estimate", "-t", "ring:65536", "--bandwidth", "45e9", "-c", "all_reduce",
+                    "-s", "1G"]),
+    "tpu7x-pod": ("all-reduce, a full TPU7x pod (9,216 chips as 16x24x24)",
+                  ["estimate", "-t", "tpu-7x:16x24x24", "-c", "all_reduce", "-s", "1G"]),
+    "torus-a2a": ("all-to-all, 16x16x16 torus",
+                  ["estimate", "-t", "torus:16x16x16", "--bandwidth", "45e9", "-c", "all_to_all",
+                   "-s", "1M"]),
+    "switch-auto": ("auto all-reduce, 4,096-port switch",
+                    ["estimate", "-t", "switch:4096", "--bandwidth", "50e9", "-c", "all_reduce",
+                     "-s", "1G", "--model", "ideal"]),
+    "superpod-sweep": ("40-size sweep (8 B to 8 GiB), all-reduce on a SuperPod",
+                       ["sweep", "-t", "dgx-h100:128", "-c", "all_reduce", "-b", "8", "-e", "8G",
+                        "-f", "1.7", "--model", "ideal"]),
+}
+
+#: The other large inputs of issue 15 (no target: they must answer, or refuse in one line).
+EXTRAS = {
+    "chain-4096": ("chain all-reduce, 4,096 ranks",
+                   ["estimate", "-t", "chain:4096", "--bandwidth", "45e9", "-c", "all_reduce",
+                    "-s", "1G"]),
+    "switch-4096-direct": ("direct all-reduce, 4,096-port switch",
+                           ["estimate", "-t", "switch:4096", "--bandwidth", "50e9", "-c",
+                            "all_reduce", "-s", "1G", "-a", "direct"]),
+    "switch-16384": ("auto all-reduce, 16,384-port switch",
+                     ["estimate", "-t", "switch:16384", "--bandwidth", "50e9", "-c", "all_reduce",
+                      "-s", "1G"]),
+    "switch-1024-sweep": ("auto sweep, 8 B to 1 GiB, 1,024-port switch",
+                          ["sweep", "-t", "switch:1024", "--bandwidth", "50e9", "-c", "all_reduce",
+                           "-b", "8", "-e", "1G", "-f", "2"]),
+    "sweep-dup": ("sweep -f 1.000001 -b 8 -e 16 (9 sizes)",
+                  ["sweep", "-t", "dgx-h100:1", "-c", "all_reduce", "-b", "8", "-e", "16",
+                   "-f", "1.000001"]),
+    "tpu-pods-dcn": ("auto all-reduce, 4 TPU v5e pods joined by DCN",
+                     ["estimate", "-t", "tpu-v5e:pod*4", "-c", "all_reduce", "-s", "1G"]),
+    "torus-1000x1000": ("auto all-reduce, 1000x1000 torus",
+                        ["estimate", "-t", "torus:1000x1000", "--bandwidth", "45e9", "-c",
+                         "all_reduce", "-s", "1G"]),
+    "switch-1000000": ("auto all-reduce, 1,000,000-port switch",
+                       ["estimate", "-t", "switch:1000000", "--bandwidth", "50e9", "-c",
+                        "all_reduce", "-s", "1G"]),
+    "dgx-h100-100000": ("all-reduce, 100,000 DGX H100 (800,000 GPUs)",
+                        ["estimate", "-t", "dgx-h100:100000", "-c", "all_reduce", "-s", "1G"]),
+}
+
+
+def measure(argv: list[str], timeout: float) -> tuple[float, float, float, int, str]:
+    """(wall s, CPU s (user + system), peak RSS MB, exit status, last line of output)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        cmd = ["/usr/bin/time", "-o", report.name, "-f", "%e %U %S %M",
+               "timeout", str(timeout), sys.executable, "-m", "collectives_lib", *argv]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
+        wall, user, system, kb = report.read().strip().splitlines()[-1].split()
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    return (float(wall), float(user) + float(system), int(kb) / 1024, proc.returncode,
+            lines[-1] if lines else "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--extras", action="store_true", help="also the other inputs of issue 15")
+    ap.add_argument("names", nargs="*", help=f"cases to run (default the targets: {', '.join(CASES)})")
+    args = ap.parse_args()
+    table = {**CASES, **EXTRAS}
+    print(f"{'case':<56} {'min wall (s)':>12} {'min CPU (s)':>11} {'peak RSS (MB)':>14} {'exit':>5}")
+    for name in args.names or (list(table) if args.extras else list(CASES)):
+        what, argv = table[name]
+        runs = [measure(argv, args.timeout) for _ in range(args.repeats)]
+        wall = min(r[0] for r in runs)
+        cpu = min(r[1] for r in runs)
+        rss = min(r[2] for r in runs)
+        print(f"{what:<56} {wall:>12.2f} {cpu:>11.2f} {rss:>14.0f} {runs[-1][3]:>5}")
+        print(f"    {' '.join(argv)}\n    -> {runs[-1][4][:150]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+"""The largest systems (issue 15): fabrics beyond one SuperPOD, schedules too large to
+build, formulas in their place, and the fast paths that must equal the slow ones.
+(Speed is measured in benchmarks/bench_scale.py, not here.)"""
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+import importlib
+from collectives_lib import bounds, costs
+from collectives_lib.models import sweep
+from collectives_lib.topology import TpuSystem
+from collectives_lib.builders import group_for, registry
+from collectives_lib.cli import MAX_SWEEP_ROWS, sweep_sizes
+from collectives_lib.errors import CollectivesError
+from collectives_lib.topology import parse_topology
+
+sim = importlib.import_module("collectives_lib.simulate")   # the module (cl.simulate is the function)
+
+IB = 0.675e-6          # one InfiniBand link's latency (hardware.py: _IB_LINK)
+
+
+# ---------------------------------------------------------------------------
+# A three-level fat tree
+# ---------------------------------------------------------------------------
+
+def three_level(core=1.0):
+    """8 DGX H100 in 4 Scalable Units of 2 nodes, 2 Scalable Units per pod: 2 pods."""
+    return cl.GpuCluster("dgx-h100", 8, nodes_per_su=2, sus_per_pod=2, core_oversubscription=core)
+
+
+def test_three_level_structure_counts():
+    t = three_level()
+    n, m, leaves = 64, 8, 4 * 8
+    assert (t.num_sus, t.num_pods, t.num_leaves) == (4, 2, leaves)
+    assert t.num_vertices == n + m + leaves + 2 + 1                 # two spines and the core
+    assert len(t.links) == 4 * n + 2 * leaves + 2 * 2                # GPU links, leaf and spine uplinks
+    assert t.node_label(t.pod_spine_node(1)) == "pod 1 spine" and t.node_label(t.core_node) == "core"
+    assert t.agent_node("core") == t.core_node and t.agent_node("spine1") == t.pod_spine_node(1)
+    # a spine's uplink carries what its 16 leaves' uplinks do (2 nodes x 50 GB/s each)
+    up = [i for i in range(len(t.links)) if t.links.dst[i] == t.core_node]
+    assert t.links.bandwidth[up].tolist() == [16 * 2 * 50e9] * 2
+
+
+def test_a_message_between_pods_climbs_to_the_core_by_hand():
+    t = three_level()
+    # GPU 0 of node 0 (pod 0) to GPU 0 of node 4 (pod 1): GPU-leaf-spine-core-spine-leaf-GPU,
+    # six InfiniBand links, the NIC the narrowest
+    assert cl.time_flows(t, [(0, 32, 1e9)]).time == pytest.approx(6 * IB + 1e9 / 50e9, rel=1e-12)
+    # inside a pod, between Scalable Units: no core, four links
+    assert cl.time_flows(t, [(0, 16, 1e9)]).time == pytest.approx(4 * IB + 1e9 / 50e9, rel=1e-12)
+
+
+def test_core_oversubscription_slows_what_crosses_it():
+    # the eight GPUs of node 0 each send 1 GB to node 4: 8 GB over pod 0's uplink of
+    # 1.6 TB/s / 8 = 200 GB/s, 0.04 s; at 1:1 each NIC's 50 GB/s sets 0.02 s
+    flows = [(g, 32 + g, 1e9) for g in range(8)]
+    assert cl.time_flows(three_level(8), flows).time == pytest.approx(6 * IB + 8e9 / 200e9, rel=1e-12)
+    assert cl.time_flows(three_level(1), flows).time == pytest.approx(6 * IB + 1e9 / 50e9, rel=1e-12)
+
+
+def test_the_bound_knows_the_pods():
+    b = cl.lower_bound("all_reduce", three_level(8), 2**30)
+    # two pods must exchange V (2 (m-1)/m with m = 2) over 200 GB/s
+    assert b.bandwidth_time == pytest.approx(2**30 / 200e9, rel=1e-12)
+    assert "each pod" in b.bandwidth_reason
+
+
+def test_one_pod_is_the_two_level_fabric():
+    two = cl.GpuCluster("dgx-h100", 8, nodes_per_su=2)
+    one_pod = cl.GpuCluster("dgx-h100", 8, nodes_per_su=2, sus_per_pod=4)
+    assert one_pod.num_pods == 1 and one_pod.num_vertices == two.num_vertices
+    s = cl.build("all_reduce", two, "ring")
+    assert cl.simulate(s, one_pod, 2**30).time == cl.simulate(s, two, 2**30).time
+
+
+def test_schedules_replay_on_three_levels():
+    t = three_level()
+    for alg in ("ring", "tree", "hierarchical"):
+        s = cl.build("all_reduce", t, alg)
+        cl.check(s)
+        assert cl.simulate(s, t, 2**20).time > 0
+
+
+def test_sharp_needs_two_levels():
+    with pytest.raises(CollectivesError, match="two-level"):
+        cl.GpuCluster("dgx-h100", 8, nodes_per_su=2, sus_per_pod=2, sharp=True)
+
+
+@pytest.mark.parametrize("spec, gpus, sus, pods", [
+    ("h100-cluster:12800", 102_400, 400, 100),
+    ("gb200-cluster:1389", 100_008, 174, 44),
+    ("h100-cluster:128", 1024, 4, 1),
+])
+def test_cluster_presets(spec, gpus, sus, pods):
+    t = parse_topology(spec)
+    assert (t.num_ranks, t.num_sus, t.num_pods) == (gpus, sus, pods)
+
+
+def test_a_one_pod_preset_is_the_superpod():
+    s = cl.build("all_reduce", cl.superpod(), "ring")
+    assert (cl.simulate(s, parse_topology("h100-cluster:128"), 2**30).time
+            == cl.simulate(s, cl.superpod(), 2**30).time)
+
+
+def test_tpu_pods_joined_by_dcn():
+    t = parse_topology("tpu-v5e:pod*4")
+    assert isinstance(t, TpuSystem) and (t.num_slices, t.num_ranks) == (4, 1024)
+    small = parse_topology("tpu-v5e:4x4*2")
+    assert (small.num_slices, small.num_ranks) == (2, 32)
+    with pytest.raises(CollectivesError, match="whole number K"):
+        parse_topology("tpu-v5e:4x4*two")
+
+
+# ---------------------------------------------------------------------------
+# Too large to build: refused in one line, or timed by the closed form
+# ---------------------------------------------------------------------------
+
+def test_a_schedule_growing_as_n_squared_is_refused_before_it_is_built():
+    chain = cl.Chain(4096, bandwidth=45e9)
+    with pytest.raises(CollectivesError, match="4,000,000") as err:
+        cl.build("all_reduce", chain, "chain")
+    assert "\n" not in str(err.value) and "closed form" in str(err.value)
+
+
+def test_estimate_uses_the_closed_form_where_the_schedule_is_too_large():
+    chain = cl.Chain(4096, bandwidth=45e9, latency=1e-6)
+    e = cl.estimate("all_reduce", chain, 2**30, "chain")
+    assert e.time == pytest.approx(2 * costs.chain_all_gather(4096, 2**30, 45e9, 1e-6), rel=1e-12)
+    assert "closed form" in e.note and e.result is None
+
+
+@pytest.mark.parametrize("collective, topology, algorithm", [
+    ("all_to_all", cl.Torus((4, 4, 4), True, bandwidth=45e9, latency=1e-6), "direct"),
+    ("all_reduce", cl.Chain(12, bandwidth=45e9, latency=1e-6), "chain"),
+    ("all_reduce", cl.Switch(12, bandwidth=45e9, latency=1e-6), "tree"),
+    ("all_reduce", cl.Switch(12, bandwidth=45e9, latency=1e-6), "direct"),
+])
+def test_the_closed_form_path_gives_the_simulators_time(monkeypatch, collective, topology, algorithm):
+    size = cl.build(collective, topology, algorithm).round_size(3 * 2**20)
+    simulated = cl.estimate(collective, topology, size, algorithm, model="ideal")
+    monkeypatch.setattr(registry, "MAX_TRANSFERS", 10)      # now every one is "too large"
+    formula = cl.estimate(collective, topology, size, algorithm, model="ideal")
+    assert formula.result is None and "closed form" in formula.note
+    assert formula.time == pytest.approx(simulated.time, rel=1e-9)
+    assert formula.num_steps == simulated.num_steps
+    assert formula.bound.time == pytest.approx(simulated.bound.time, rel=1e-12)
+
+
+def test_auto_and_sweep_agree_with_one_estimate_per_size():
+    sw = cl.Switch(32, bandwidth=50e9, latency=1e-6)
+    sizes = [8, 4096, 2**20, 2**30]
+    rows = sweep("all_reduce", sw, sizes)
+    for size, row in zip(sizes, rows):
+        one = cl.estimate("all_reduce", sw, size)
+        assert (row.algorithm, row.time) == (one.algorithm, pytest.approx(one.time, rel=1e-12))
+
+
+def test_auto_skips_what_is_too_large_and_has_no_formula():
+    e = cl.estimate("all_reduce", parse_topology("tpu-v5e:pod*4"), 2**30)
+    assert e.algorithm == "ring" and "too large to build here: tree" in e.reason
+
+
+def test_direct_all_to_all_on_a_torus_meets_its_closed_form():
+    for dims, axes in [((3, 5), None), ((4, 6, 3), None), ((6, 4), None), ((4, 6, 3), ["x", "z"])]:
+        t = cl.Torus(dims, True, bandwidth=45e9, latency=1e-6)
+        s = cl.build("all_to_all", t, "direct", axes=axes)
+        V = s.round_size(3 * 2**20)
+        group, _ = group_for("all_to_all", t, axes)
+        want = registry.entry("all_to_all", "direct").closed_form(group, V)
+        assert cl.simulate(s, t, V).time == pytest.approx(want, rel=1e-12), dims
+
+
+def test_direct_all_to_all_on_a_torus_by_hand():
+    # a 4x4 torus: one rank's messages take 0+1+2/2+1 = ... one way round a line of 4:
+    # offset 1 one hop, offset 2 tied (half each way, 2 hops): s(4) = 1 + 4/4 = 2 hops;
+    # 4 messages per offset -> 8 messages' worth of V/16**2 per link; diameter 4 hops
+    V = 16 * 2**20
+    assert costs.direct_all_to_all_torus((4, 4), V, 1e9, 1e-6) == pytest.approx(
+        4e-6 + 4 * 2 * V / 256 / 1e9, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# The fast paths equal the general ones
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("topology", [
+    cl.Torus((4, 5, 6), True, bandwidth=1e9, latency=1e-6),
+    cl.mesh((3, 4), bandwidth=1e9, latency=2e-6),
+    cl.Ring(7, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Chain(6, bandwidth=1e9, latency=1e-6),
+])
+def test_hop_latencies_equal_the_routed_ones(topology):
+    n = topology.num_ranks
+    src, dst = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    r = topology.routes(src, dst)
+    per_sub = np.bincount(r.inc_sub, weights=topology.links.latency[r.inc_link],
+                          minlength=len(r.sub_flow))
+    routed = np.zeros(len(src))
+    np.maximum.at(routed, r.sub_flow, per_sub)
+    assert np.allclose(bounds._latencies(topology, src, dst), routed, rtol=0, atol=1e-18)
+
+
+def test_the_envelope_keeps_the_flows_that_can_be_slowest():
+    rng = np.random.default_rng(0)
+    lat = rng.choice([0.0, 1.0, 2.0, 3.0], 200)
+    unit = rng.choice([0.5, 1.0, 1.5, 2.0], 200)
+    a, b = sim._envelope(lat, unit)
+    sizes = np.linspace(0, 10, 101)
+    assert np.allclose(np.max(a[None] + sizes[:, None] * b[None], axis=1),
+                       np.max(lat[None] + sizes[:, None] * unit[None], axis=1))
+    assert len(a) <= len(set(zip(lat.tolist(), unit.tolist())))
+
+
+def test_long_schedules_add_steps_by_pattern(monkeypatch):
+    t = cl.GpuCluster("dgx-h100", 4, nodes_per_su=2)
+    cases = [cl.build("all_reduce", t, a) for a in ("ring", "tree", "hierarchical")]
+    before = [cl.simulate(s, t, 2**24).time for s in cases]
+    monkeypatch.setattr(sim, "_MANY_STEPS", 0)
+    after = [cl.simulate(s, t, 2**24).time for s in cases]
+    assert after == pytest.approx(before, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# sweep's sizes
+# ---------------------------------------------------------------------------
+
+def _naive_sizes(lo, hi, f):
+    out, s = [], float(lo)
+    while s <= hi * (1 + 1e-12):
+        if not out or int(round(s)) != out[-1]:
+            out.append(int(round(s)))
+        s *= f
+    return out
+
+
+def test_sweep_sizes_are_whole_and_each_once():
+    assert sweep_sizes(8, 16, 1.000001) == list(range(8, 17))
+    for lo, hi, f in [(8, 2**33, 2), (1, 1000, 1.01), (8, 4 * 2**30, 1.75), (3, 977, 1.0001)]:
+        assert sweep_sizes(lo, hi, f) == _naive_sizes(lo, hi, f)
+
+
+def test_a_sweep_of_too_many_sizes_is_refused():
+    with pytest.raises(CollectivesError, match=f"more than {MAX_SWEEP_ROWS}"):
+        sweep_sizes(8, 2**30, 1.0000001)
+
+
+@pytest.mark.parametrize("topology", [
+    cl.Torus((4, 5, 6), True, bandwidth=1e9, latency=1e-6),
+    cl.Torus((2, 3, 4), (True, False, True), bandwidth=1e9, latency=1e-6),
+    cl.mesh((3, 4), bandwidth=1e9, latency=2e-6),
+    cl.Ring(7, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Ring(2, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Torus((3, 4), True, bandwidth=1e9, latency=1e-6, bidirectional=False),
+    cl.Chain(6, bandwidth=1e9, latency=1e-6),
+    cl.tpu_slice("v5e", "4x4"),
+])
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                        "broadcast", "reduce"])
+def test_counted_torus_cuts_equal_the_found_ones(monkeypatch, topology, collective):
+    axes_choices = [None] + ([[topology.axis_names[0]]] if len(topology.dims) > 1 else [])
+    for axes in axes_choices:
+        for root in ([0, 1, topology.num_ranks // len(axes or topology.dims) - 1]
+                     if collective in ("broadcast", "reduce") else [0]):
+            counted = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
+            with monkeypatch.context() as m:
+                m.setattr(bounds, "_plain_torus", lambda t: False)
+                found = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
+            assert counted == found, (topology, axes, root)
+
+
+@pytest.mark.parametrize("collective, topology, algorithm", [
+    ("all_reduce", cl.Switch(12, bandwidth=45e9), "ring"),
+    ("all_gather", cl.Ring(9, bandwidth=45e9), "bidirectional_ring"),
+    ("reduce_scatter", cl.Ring(10, bandwidth=45e9), "bidirectional_ring"),
+    ("all_reduce", cl.Ring(10, bandwidth=45e9), "bidirectional_ring_whole"),
+    ("all_reduce", cl.Chain(7, bandwidth=45e9), "chain"),
+    ("all_reduce", cl.Switch(6, bandwidth=45e9), "tree"),
+    ("all_to_all", cl.Torus((3, 4), True, bandwidth=45e9), "direct"),
+])
+def test_step_counts_known_without_building(collective, topology, algorithm):
+    group, _ = group_for(collective, topology)
+    want = cl.build(collective, topology, algorithm).num_steps
+    assert registry.steps_estimate(registry.entry(collective, algorithm), group) == want
