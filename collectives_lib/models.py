@@ -42,6 +42,7 @@ from .errors import CollectivesError
 from .schedule import Schedule
 from .simulate import Result, simulate, simulate_sizes
 from .topology import Topology, Torus
+from .validate import options as check_options
 from .units import DTYPES, check_nbytes, element_size, format_bytes, format_rate, format_time
 
 MODELS = ("ideal", "nccl")
@@ -222,6 +223,7 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
     ``dtype`` sets the element size (float32 by default, as nccl-tests).
     """
     coll = Collective(collective)
+    check_options(coll, options)
     which = _model(model, topology)
     dt = _dtype(dtype)
     nbytes = check_nbytes(nbytes)
@@ -330,6 +332,7 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     are found once, and ``auto`` may pick a different algorithm at each size (as
     NCCL's tuner does)."""
     coll = Collective(collective)
+    check_options(coll, options)
     which = _model(model, topology)
     dt = _dtype(dtype)
     esize = element_size(dt)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import validate
 from .collective import Collective
 from .errors import CollectivesError
 from .schedule import REDUCE, Schedule, Traffic
@@ -265,13 +266,13 @@ def patterns(schedule: Schedule, topology: Topology, *, placement=None,
 
 
 def _overhead(overhead) -> float:
-    try:
-        value = float(overhead)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}") from None
-    if not (np.isfinite(value) and value >= 0):
-        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}")
-    return value
+    return validate.nonnegative(overhead, "overhead (seconds per step)")
+
+
+def _inputs(schedule, topology, element_size) -> None:
+    validate.schedule(schedule)
+    validate.topology(topology)
+    validate.whole(element_size, "element_size (bytes)")
 
 
 def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
@@ -286,6 +287,7 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
     endpoint each rank runs on (default: rank i on endpoint i). ``overhead`` is
     added to every step. ``element_size`` also sets in-network reduction throughput.
     """
+    _inputs(schedule, topology, element_size)
     split = schedule.split(nbytes, element_size)
     nbytes = split.nbytes
     timed = split.timed_bytes
@@ -397,6 +399,7 @@ def timed_sizes(schedule: Schedule, sizes, element_size: int = 4) -> np.ndarray:
 def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=None,
                    overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
     """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
+    _inputs(schedule, topology, element_size)
     sizes = timed_sizes(schedule, sizes, element_size)
     overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
@@ -413,6 +416,11 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
 def step_link_loads(schedule: Schedule, topology: Topology, step: int, nbytes: float, *,
                     placement=None) -> np.ndarray:
     """Bytes on every link during one step (for per-step heatmaps)."""
+    _inputs(schedule, topology, 4)
+    step = validate.whole(step, "step", minimum=0)
+    if step >= schedule.num_steps:
+        raise CollectivesError(f"step must be 0..{schedule.num_steps - 1} for {schedule!r}, got {step}")
+    nbytes = validate.nonnegative(nbytes, "nbytes")
     nodes = participant_nodes(schedule, topology, placement)
     p = _route_pattern(schedule, topology, schedule.steps[step].traffic, nodes, step, 4)
     out = np.zeros(len(topology.links))

@@ -2,7 +2,9 @@
 
 Sizes are bytes, times seconds, bandwidths bytes per second (SI units in code).
 ``GB`` is 10**9 bytes and ``GiB`` is 2**30 bytes; bare ``K``/``M``/``G`` suffixes
-mean powers of two, as in nccl-tests' ``-b 8 -e 128M``.
+mean powers of two, as in nccl-tests' ``-b 8 -e 128M``. Units are read in any
+case except that a size ending in a lowercase ``b`` (``1Kb``, ``8Gb``) is refused:
+that is bits in network units, and a size is bytes.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ SIZE_HELP = (
 )
 
 
+def _bits_message(text: str, number: str, unit: str) -> str:
+    prefix = unit[:-1].upper().removesuffix("I")
+    if not prefix:
+        return f"size {text!r}: a lowercase b is bits; sizes are bytes: write {number}B or {number}"
+    return (f"size {text!r}: a lowercase b is bits in network units, and sizes are bytes; write "
+            f"{number}{prefix}B (powers of 10) or {number}{prefix}iB (powers of 2)")
+
+
 def parse_size(text: str | int | float) -> int:
     """Parse a message size into a positive whole number of bytes.
 
@@ -77,6 +87,8 @@ def parse_size(text: str | int | float) -> int:
         match = _SIZE_RE.match(str(text))
         if not match:
             raise CollectivesError(f"size {text!r} is not understood; use {SIZE_HELP}")
+        if match.group(2).endswith("b") and match.group(2).upper() in _SUFFIXES:
+            raise CollectivesError(_bits_message(str(text), match.group(1), match.group(2)))
         suffix = match.group(2).upper()
         if suffix not in _SUFFIXES:
             raise CollectivesError(

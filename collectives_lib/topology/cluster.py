@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
+from .. import validate
 from .core import LinkBuilder, Links, Routes, Topology, nonnegative, positive
 
 # ---------------------------------------------------------------------------
@@ -245,9 +246,9 @@ class GpuCluster(Topology):
         return ranks.T.copy()
 
     def resolve_axes(self, axes) -> list[int]:
-        if axes is None:
+        names = validate.axes(axes)
+        if names is None:
             return [0, 1]
-        names = [axes] if isinstance(axes, (str, int)) else list(axes)
         out = []
         aliases = {"node": 0, "x": 0, "nodes": 0, "gpu": 1, "y": 1, "gpus": 1, "0": 0, "1": 1}
         for a in names:

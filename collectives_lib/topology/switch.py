@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
+from .. import validate
 from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
 
 # ---------------------------------------------------------------------------
@@ -113,9 +114,9 @@ class Switch(Topology):
 
 
 def resolve_switch_axes(axes) -> None:
-    if axes is None:
+    names = validate.axes(axes)
+    if names is None:
         return
-    names = [axes] if isinstance(axes, (str, int)) else list(axes)
     if [str(a).lower() for a in names] not in (["x"], ["0"]):
         raise CollectivesError(
             f"a single switch has one axis, x; got axes {axes!r}"

@@ -10,6 +10,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError, check_num_ranks
+from .. import validate
 from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
 from .graph import disjoint_paths_between
 
@@ -36,11 +37,7 @@ class Torus(Topology):
 
     def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
                  bidirectional: bool = True, link_class: str = "link"):
-        dims = tuple(int(d) for d in (dims if np.iterable(dims) else (dims,)))
-        if not dims:
-            raise CollectivesError("a torus needs at least one axis")
-        for d in dims:
-            check_num_ranks(d, what=f"torus axis size (in dims {dims})")
+        dims = validate.dims(dims)
         if isinstance(wraparound, (bool, np.bool_)):
             wrap = (bool(wraparound),) * len(dims)
         else:
@@ -291,10 +288,9 @@ class Torus(Topology):
         return moved.reshape(-1, group_size)
 
     def resolve_axes(self, axes) -> list[int]:
+        axes = validate.axes(axes)
         if axes is None:
             return list(range(len(self.dims)))
-        if isinstance(axes, (str, int)):
-            axes = [axes]
         out = []
         for a in axes:
             if isinstance(a, str):
