@@ -93,8 +93,15 @@ def _tpu_choice(coll: Collective, topo: Torus, axes, nbytes: int, options) -> Ch
         return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
                                     f"at once, keeping every ICI link busy")
     kind = axis_kind(topo, axes_i[0])
-    why = ("the axis has wraparound links, so it forms a ring" if kind != "chain"
-           else "the axis has no wraparound link, so it is a chain")
+    size = topo.dims[axes_i[0]]
+    if size == 1:
+        why = "one rank on the axis: nothing moves"
+    elif kind == "chain" and size == 2:
+        why = "an axis of 2 ranks is a chain: a wraparound would join the same two ranks"
+    elif kind == "chain":
+        why = "the axis has no wraparound link, so it is a chain"
+    else:
+        why = "the axis has wraparound links, so it forms a ring"
     return Choice(kind, f"{kind}: {why}")
 
 

@@ -68,7 +68,8 @@ def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool =
         p.add_argument("--size", "-s", required=True,
                        help="nccl-tests' size: the buffer (all-reduce, broadcast, reduce), the "
                             "gathered output (all-gather), the input (reduce-scatter), one rank's "
-                            "buffer (all-to-all); bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G")
+                            "buffer (all-to-all); bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G (a lowercase b, "
+                            "as in 1Kb, is bits and refused)")
 
 
 _EXAMPLES = {
@@ -196,8 +197,8 @@ def _estimate(args, out) -> int:
                  + (" per rank" if collective.layout == "pairs" else "") + ")"),
         ("time", format_time(e.time)),
         ("steps", str(e.num_steps)),
-        ("algbw", format_rate(e.algbw)),
-        ("busbw", format_rate(e.busbw)),
+        ("algbw", "n/a (one rank per group: nothing moves)" if e.moves_nothing else format_rate(e.algbw)),
+        ("busbw", "n/a" if e.moves_nothing else format_rate(e.busbw)),
         ("latency part", format_time(e.latency_time)),
         ("lower bound", f"{format_time(e.bound.time)}: bandwidth {format_time(e.bound.bandwidth_time)} "
                         f"({e.bound.bandwidth_reason}); latency {format_time(e.bound.latency_time)} "
