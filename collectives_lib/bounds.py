@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import validate
+from .errors import CollectivesError
 from .builders import group_for
 from .collective import Collective
 from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
@@ -191,6 +193,9 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
                  src: int | None = None, dst: int | None = None) -> list[Bound]:
     """:func:`lower_bound` for many sizes: the cuts are found once (the bandwidth
     bound grows in proportion to the size, the latency bound does not)."""
+    if isinstance(sizes, str) or not np.iterable(sizes):
+        raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
+    sizes = [validate.nonnegative(v, "size (bytes)") for v in sizes]
     one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
     return [Bound(max(one.bandwidth_time * float(v), one.latency_time), one.bandwidth_time * float(v),
                   one.bandwidth_reason, one.latency_time, one.latency_reason, one.in_network)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import nccl
+from . import nccl, validate
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
 from .builders import build_named, entries, reasons
@@ -234,6 +234,8 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
     """
     coll = Collective(collective)
     check_options(coll, options)
+    if nvls is not None:
+        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     nbytes = check_nbytes(nbytes)
@@ -343,6 +345,8 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     NCCL's tuner does)."""
     coll = Collective(collective)
     check_options(coll, options)
+    if nvls is not None:
+        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     esize = element_size(dt)

@@ -337,7 +337,12 @@ def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
         raise ScheduleError(
             f"arrival_steps is for all-gather schedules, got a {schedule.collective}"
         )
-    states = replay(schedule) if states is None else states
+    if states is None:
+        states = replay(schedule)
+    elif (isinstance(states, str) or not isinstance(states, (list, tuple)) or len(states) != schedule.num_steps + 1
+          or not all(isinstance(s, State) for s in states)):
+        raise ScheduleError(f"states must be what replay(schedule) returns: {schedule.num_steps + 1} states, "
+                            f"got {type(states).__name__}")
     owner, _ = schedule.slot_roles
     n = schedule.group_size
     R = schedule.num_ranks

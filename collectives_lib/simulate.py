@@ -140,8 +140,12 @@ def participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.n
     if placement is None:
         nodes = np.arange(schedule.num_ranks, dtype=np.int64)
     else:
-        nodes = np.asarray(placement, dtype=np.int64)
-        if nodes.shape != (schedule.num_ranks,) or sorted(nodes.tolist()) != list(range(topology.num_ranks)):
+        try:
+            given = np.asarray(placement)
+            nodes = given.astype(np.int64)
+        except (TypeError, ValueError):
+            given, nodes = None, None
+        if given is None or given.dtype.kind not in "iu" or nodes.shape != (schedule.num_ranks,) or sorted(nodes.tolist()) != list(range(topology.num_ranks)):
             raise CollectivesError(
                 f"placement must be a permutation of 0..{topology.num_ranks - 1} "
                 f"(rank -> endpoint), got {np.asarray(placement).tolist()[:8]}..."
@@ -288,6 +292,7 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
     added to every step. ``element_size`` also sets in-network reduction throughput.
     """
     _inputs(schedule, topology, element_size)
+    overlap = validate.flag(overlap, "overlap")
     split = schedule.split(nbytes, element_size)
     nbytes = split.nbytes
     timed = split.timed_bytes
@@ -400,6 +405,7 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
                    overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
     """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
     _inputs(schedule, topology, element_size)
+    overlap = validate.flag(overlap, "overlap")
     sizes = timed_sizes(schedule, sizes, element_size)
     overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)

@@ -22,11 +22,13 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from .errors import CollectivesError
 
 
 def _is_bool(value) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"
+    return isinstance(value, (bool, np.bool_))
 
 
 def _real(value, what: str, allowed: str) -> float:
@@ -61,6 +63,19 @@ def whole(value, what: str, *, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise CollectivesError(f"{what} must be >= {minimum}, got {int(value)}")
     return int(value)
+
+
+def flag(value, what: str):
+    """``value`` as a bool: only True or False (a string such as "no" is not False)."""
+    if not _is_bool(value):
+        raise CollectivesError(f"{what} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def size(value, what: str = "size") -> int:
+    """A positive whole number of bytes (see :func:`collectives_lib.units.check_nbytes`)."""
+    from .units import check_nbytes
+    return check_nbytes(value, what=what)
 
 
 def dims(value, what: str = "torus axis sizes") -> tuple[int, ...]:

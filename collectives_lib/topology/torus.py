@@ -38,16 +38,18 @@ class Torus(Topology):
     def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
                  bidirectional: bool = True, link_class: str = "link"):
         dims = validate.dims(dims)
-        if isinstance(wraparound, (bool, np.bool_)):
+        if validate._is_bool(wraparound):
             wrap = (bool(wraparound),) * len(dims)
+        elif isinstance(wraparound, str) or not np.iterable(wraparound):
+            raise CollectivesError(f"wraparound must be True, False or one of them per axis, got {wraparound!r}")
         else:
-            wrap = tuple(bool(w) for w in wraparound)
+            wrap = tuple(validate.flag(w, "wraparound (per axis)") for w in wraparound)
             if len(wrap) != len(dims):
                 raise CollectivesError(
                     f"wraparound has {len(wrap)} entries but the torus has "
                     f"{len(dims)} axes (dims {dims})"
                 )
-        if bidirectional:
+        if validate.flag(bidirectional, "bidirectional"):
             wrap = tuple(w and d > 2 for w, d in zip(wrap, dims))
         else:
             wrap = tuple(w and d > 1 for w, d in zip(wrap, dims))

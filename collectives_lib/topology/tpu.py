@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
+from .. import validate
 from .core import LinkBuilder, Links, Routes, Topology, positive
 from .torus import Torus, fmt
 
@@ -26,10 +27,7 @@ def tpu_wrap(gen: hw.TpuGeneration, shape: tuple[int, ...]) -> tuple[bool, ...]:
 
 def check_tpu_shape(gen: hw.TpuGeneration, shape) -> tuple[int, ...]:
     label = f"tpu-{gen.name}"
-    try:
-        shape = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"{label} shape must be whole numbers, got {shape!r}") from None
+    shape = validate.dims(shape, f"{label} shape")
     if len(shape) != gen.torus_dims:
         example = "16x16" if gen.torus_dims == 2 else "4x4x4"
         raise CollectivesError(
@@ -123,8 +121,8 @@ class TpuSlice(Torus):
 
 
 def parse_shape(text) -> tuple[int, ...]:
-    if isinstance(text, (tuple, list)):
-        return tuple(int(t) for t in text)
+    if not isinstance(text, str):
+        return validate.dims(text, "shape")
     parts = str(text).lower().split("x")
     try:
         return tuple(int(p) for p in parts)
