@@ -328,6 +328,10 @@ options or no MPI, 128 + the signal's number when stopped by a signal.
 """
 
 
+#: Most sizes one ``run`` times (each is --warmup + --iters collectives on every rank).
+MAX_RUN_SIZES = 200
+
+
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--np", "-n", type=int, help="number of ranks N (default 2; under mpiexec: "
                    "the number of processes)")
@@ -374,9 +378,16 @@ def _run_sizes(args) -> list[int]:
         raise CollectivesError(f"-e {args.maxbytes} is smaller than -b {args.minbytes}")
     if not args.stepfactor > 1:
         raise CollectivesError(f"-f must be > 1, got {args.stepfactor}")
+    count = 1 + math.floor(math.log(hi / lo) / math.log(args.stepfactor) + 1e-9) if hi > lo else 1
+    if count > MAX_RUN_SIZES:
+        raise CollectivesError(
+            f"-b {args.minbytes} -e {args.maxbytes} -f {args.stepfactor:g} makes {count:,} sizes; a run "
+            f"times at most {MAX_RUN_SIZES} (every size is --warmup + --iters runs on every rank): "
+            f"use a larger -f, such as 2")
     sizes, s = [], float(lo)
     while s <= hi * (1 + 1e-12):
-        sizes.append(int(round(s)))
+        if not sizes or int(round(s)) != sizes[-1]:
+            sizes.append(int(round(s)))
         s *= args.stepfactor
     return sizes
 
