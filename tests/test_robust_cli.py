@@ -194,3 +194,21 @@ def test_auto_in_capitals_is_auto():
     code, out, _ = _run(["estimate", "-t", "ring:4", "--bandwidth", "1e9", "-c", "all_reduce",
                          "-a", "AUTO", "-s", "1M"])
     assert code == 0 and "(auto: " in out and "as requested" not in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "--np", "2", "-b", "1K", "-e", "1M", "-f", "1.00001"], "makes 693,151 sizes; a run times at most 200"),
+    (["run", "--np", "100000", "--timeout", "60", "--size", "1K"], "at most 64 processes start without --oversubscribe"),
+    (["run", "--np", "2", "--timeout", "inf", "--size", "1K"], "--timeout must be a number of seconds > 0"),
+    (["run", "--np", "2", "--size", "1e30"], "would need about"),
+    (["run", "--np", "2", "--size", "1Kb"], "lowercase b is bits"),
+    (["run", "--np", "2", "-f", "nan"], "-f must be > 1, got nan"),
+])
+def test_run_refuses_before_starting_any_process(argv, words):
+    """Refused in the launcher, before mpiexec starts: one line, status 2."""
+    from collectives_lib import mpi
+    if mpi.available() is not None:
+        pytest.skip("needs MPI")
+    code, out, err = _run(argv)
+    assert code == 2 and words in err and err.count("\n") == 1 and out == "", err
+    assert err.startswith("collectives run: error: ")
