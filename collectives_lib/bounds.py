@@ -197,6 +197,11 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
     sizes = [validate.nonnegative(v, "size (bytes)") for v in sizes]
     one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
+    with np.errstate(over="ignore", invalid="ignore"):
+        worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
+    if not np.isfinite(worst):
+        raise CollectivesError(f"the lower bound of {max(sizes):g} bytes on {topology!r} overflows a float: "
+                               f"its bandwidth or latency is beyond any real link")
     return [Bound(max(one.bandwidth_time * float(v), one.latency_time), one.bandwidth_time * float(v),
                   one.bandwidth_reason, one.latency_time, one.latency_reason, one.in_network)
             for v in sizes]
@@ -208,6 +213,8 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     group, groups = group_for(coll, topology, axes)
     members = np.asarray(groups[0], dtype=np.int64)
     n = len(members)
+    if coll in ("broadcast", "reduce") and not np.iterable(root):
+        root = validate.root(root, n, len(groups))
     if coll == "send":
         s = members[0] if src is None else int(src)
         d = members[-1] if dst is None else int(dst)

@@ -29,14 +29,6 @@ from .validate import options as check_options
 from .schedule import Schedule
 
 
-def _check_root(coll, topology, options: dict) -> None:
-    if coll.rooted and coll not in ("send", "gather") and "root" in options:
-        n = topology if isinstance(topology, (int, np.integer)) else getattr(topology, "num_ranks", None)
-        root = options["root"]
-        if n is not None and not np.iterable(root) and not 0 <= int(root) < n:
-            raise CollectivesError(f"root must be a rank 0..{int(n) - 1}, got {root}")
-
-
 def build(collective, topology, algorithm: str = "auto", *, axes=None,
           nbytes: int | None = None, **options) -> Schedule:
     """The schedule of ``collective`` on ``topology`` with ``algorithm``.
@@ -54,7 +46,6 @@ def build(collective, topology, algorithm: str = "auto", *, axes=None,
     """
     coll = as_collective(collective)
     check_options(coll, options)
-    _check_root(coll, topology, options)
     name = str(algorithm).strip().lower().replace("-", "_")
     if name == "auto":
         if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):

@@ -293,6 +293,20 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
     """
     _inputs(schedule, topology, element_size)
     overlap = validate.flag(overlap, "overlap")
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_size)
+    _finite_times(result.time, nbytes, topology)
+    return result
+
+
+def _finite_times(times, nbytes, topology) -> None:
+    if not np.all(np.isfinite(times)):
+        raise CollectivesError(
+            f"the time of {nbytes} bytes on {topology!r} overflows a float: its bandwidth or latency "
+            f"is beyond any real link")
+
+
+def _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_size) -> Result:
     split = schedule.split(nbytes, element_size)
     nbytes = split.nbytes
     timed = split.timed_bytes
@@ -406,6 +420,13 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
     """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
     _inputs(schedule, topology, element_size)
     overlap = validate.flag(overlap, "overlap")
+    with np.errstate(over="ignore", invalid="ignore"):
+        times = _simulate_sizes(schedule, topology, sizes, placement, overhead, overlap, element_size)
+    _finite_times(times, "up to " + str(max(np.ravel(sizes), default=0)), topology)
+    return times
+
+
+def _simulate_sizes(schedule, topology, sizes, placement, overhead, overlap, element_size) -> np.ndarray:
     sizes = timed_sizes(schedule, sizes, element_size)
     overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)

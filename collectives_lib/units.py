@@ -15,6 +15,8 @@ import re
 from .errors import CollectivesError
 
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
+#: The largest size the library accepts: far beyond any memory, small enough that times stay finite.
+MAX_BYTES = 10**36
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
 US, MS = 1e-6, 1e-3
 
@@ -53,6 +55,8 @@ def check_nbytes(nbytes, *, what: str = "size") -> int:
         raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
     if value <= 0:
         raise CollectivesError(f"{what} must be positive, got {nbytes!r} bytes")
+    if value > MAX_BYTES * (1 + 1e-9):
+        raise CollectivesError(f"{what} must be at most {MAX_BYTES:.0e} bytes, far beyond any memory, got {nbytes!r}")
     return int(value)
 
 
@@ -98,6 +102,8 @@ def parse_size(text: str | int | float) -> int:
     nbytes = value * mult
     if not math.isfinite(nbytes) or nbytes <= 0:
         raise CollectivesError(f"size {shown} must be positive; use {SIZE_HELP}")
+    if nbytes > MAX_BYTES * (1 + 1e-9):
+        raise CollectivesError(f"size {shown} is beyond any memory: at most {MAX_BYTES:.0e} bytes")
     if abs(nbytes - round(nbytes)) > 1e-6 * max(1.0, nbytes):
         raise CollectivesError(f"size {shown} is not a whole number of bytes")
     return int(round(nbytes))

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from .errors import CollectivesError
+from .units import MAX_BYTES, check_nbytes  # noqa: F401  (the largest size: far beyond any memory, times stay finite)
 
 
 def _is_bool(value) -> bool:
@@ -56,6 +57,30 @@ def nonnegative(value, what: str) -> float:
     return x
 
 
+#: A link's one-way bandwidth, bytes/s: from a thousandth of a byte per second to an exabyte per
+#: second (real links are 1e6..1e12); beyond, times overflow a float or mean nothing.
+BANDWIDTH_RANGE = (1e-3, 1e18)
+#: A link's or a step's latency, seconds: at most a million (about 11 days).
+MAX_LATENCY = 1e6
+
+
+def bandwidth(value, what: str = "bandwidth (bytes/s, one way)") -> float:
+    """A link bandwidth in bytes/s, within :data:`BANDWIDTH_RANGE`."""
+    x = positive(value, what)
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= x <= hi:
+        raise CollectivesError(f"{what} must be between {lo:g} and {hi:g} bytes/s, got {value!r}")
+    return x
+
+
+def latency(value, what: str = "latency (s per hop)") -> float:
+    """A latency in seconds, 0 .. :data:`MAX_LATENCY`."""
+    x = nonnegative(value, what)
+    if x > MAX_LATENCY:
+        raise CollectivesError(f"{what} must be at most {MAX_LATENCY:g} s (about 11 days), got {value!r}")
+    return x
+
+
 def whole(value, what: str, *, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``: an int or numpy integer, never a bool, a float or a string."""
     if _is_bool(value) or not isinstance(value, numbers.Integral):
@@ -74,7 +99,6 @@ def flag(value, what: str):
 
 def size(value, what: str = "size") -> int:
     """A positive whole number of bytes (see :func:`collectives_lib.units.check_nbytes`)."""
-    from .units import check_nbytes
     return check_nbytes(value, what=what)
 
 
@@ -147,6 +171,16 @@ def options(collective, options: dict) -> dict:
         if _is_bool(value) or not isinstance(value, numbers.Integral):
             raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
     return options
+
+
+def root(value, group_size: int, num_groups: int = 1, what: str = "root") -> int:
+    """A root rank: a whole number 0 .. group_size - 1 (local to its group when there are several)."""
+    where = "" if num_groups == 1 else f" of its group ({num_groups} groups of {group_size} ranks)"
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise CollectivesError(f"{what} must be a whole-number rank, got {value!r}")
+    if not 0 <= int(value) < group_size:
+        raise CollectivesError(f"{what} must be a rank 0..{group_size - 1}{where}, got {int(value)}")
+    return int(value)
 
 
 def _iterable(value) -> bool:

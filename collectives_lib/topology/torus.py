@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import CollectivesError, check_num_ranks
 from .. import validate
-from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
+from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt
 from .graph import disjoint_paths_between
 
 # ---------------------------------------------------------------------------
@@ -58,8 +58,8 @@ class Torus(Topology):
         self.dims = dims
         self.wraparound = wrap
         self.bidirectional = bool(bidirectional)
-        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way)")
-        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = validate.latency(latency, "latency (s per hop)")
         self.link_class = link_class
         self.num_ranks = int(np.prod(dims))
         self.num_vertices = self.num_ranks
@@ -370,8 +370,8 @@ class FullMesh(Topology):
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks
-        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way, per pair)")
-        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way, per pair)")
+        self.latency = validate.latency(latency, "latency (s per hop)")
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class

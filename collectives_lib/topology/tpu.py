@@ -11,7 +11,7 @@ import numpy as np
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
 from .. import validate
-from .core import LinkBuilder, Links, Routes, Topology, positive
+from .core import LinkBuilder, Links, Routes, Topology
 from .torus import Torus, fmt
 
 # ---------------------------------------------------------------------------
@@ -167,9 +167,9 @@ class TpuSystem(Topology):
         self.hosts_per_slice = self.slice.num_hosts
         self.num_hosts = self.hosts_per_slice * self.num_slices
         self.num_vertices = self.num_ranks + self.num_hosts + 1
-        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else positive(pcie_bandwidth, "pcie_bandwidth")
+        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else validate.bandwidth(pcie_bandwidth, "pcie_bandwidth")
         chips_per_host = int(np.prod(self.slice.host_shape))
-        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else positive(dcn_bandwidth, "dcn_bandwidth")
+        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else validate.bandwidth(dcn_bandwidth, "dcn_bandwidth")
         self.dcn_bandwidth_per_host = per_chip_dcn * chips_per_host
         self.mesh_shape = (self.num_slices,) + self.slice.dims
         self.axis_names = ("slice",) + self.slice.axis_names
