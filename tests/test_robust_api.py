@@ -46,6 +46,11 @@ CASES = {
     "GPUs 2.5": (lambda: cl.nvswitch_node("dgx-h100", gpus=2.5), "got 2.5"),
     "nodes 2.5": (lambda: cl.GpuCluster("dgx-h100", 2.5), "got 2.5"),
     "spec not a string": (lambda: cl.parse_topology(5), "not understood"),
+    "bandwidth beyond any link": (lambda: cl.Ring(4, bandwidth=1e-300), "between 0.001 and 1e+18 bytes/s, got 1e-300"),
+    "latency beyond any link": (lambda: cl.Switch(4, bandwidth=1e9, latency=1e308), "at most 1e+06 s"),
+    "cluster NIC bandwidth 1e30": (lambda: cl.GpuCluster("dgx-h100", 2, nic_bandwidth=1e30), "nic_bandwidth must be between"),
+    "size beyond any memory": (lambda: cl.parse_size("1e300"), "beyond any memory"),
+    "estimate beyond any memory": (lambda: cl.estimate("all_reduce", RING, 10**40), "at most 1e+36 bytes"),
     # building
     "a spec string for a topology": (lambda: cl.build("all_reduce", "ring:8"),
                                      "cl.parse_topology('ring:8'"),
@@ -82,6 +87,13 @@ CASES = {
     "placement of letters": (lambda: cl.simulate(AR, RING, 1024, placement="abc"), "placement must be a permutation"),
     "placement of halves": (lambda: cl.simulate(AR, RING, 1024, placement=[0.5] * 8),
                             "placement must be a permutation"),
+    "estimate root out of range": (lambda: cl.estimate("reduce", cl.Torus((1, 4), bandwidth=1e9), 1024, root=7),
+                                   "root must be a rank 0..3, got 7"),
+    "estimate root -1": (lambda: cl.estimate("broadcast", RING, 1024, root=-1), "root must be a rank 0..7, got -1"),
+    "root outside its group": (lambda: cl.build("broadcast", TORUS, "chain", axes="x", root=5),
+                               "0..3 of its group (4 groups of 4 ranks), got 5"),
+    "lower bound root 7 of 4": (lambda: cl.lower_bound("broadcast", cl.Ring(4, bandwidth=1e9), 1024, root=7),
+                                "root must be a rank 0..3, got 7"),
     "step of a step-loads 99": (lambda: cl.step_link_loads(AR, RING, 99, 1024), "step must be 0..13"),
     "step of a step-loads -1": (lambda: cl.step_link_loads(AR, RING, -1, 1024), "step must be >= 0"),
     "lower bound of NaN": (lambda: cl.lower_bound("all_reduce", RING, math.nan), "got nan"),
@@ -129,6 +141,16 @@ def test_right_inputs_still_work_in_every_form_the_checks_accept():
     assert cl.lower_bound("all_reduce", RING, 0).time == 0
     assert cl.parse_size("1kB") == 1000 and cl.parse_size("1k") == 1024 and cl.parse_size("1KiB") == 1024
     assert AR.format(max_steps=0).count("\n") == 1
+    assert cl.parse_size("1e36") == int(1e36)
+
+
+def test_the_extremes_allowed_still_give_finite_times():
+    """The slowest link and largest size allowed: every time finite, in both models."""
+    slow = cl.Ring(4, bandwidth=validate.BANDWIDTH_RANGE[0], latency=validate.MAX_LATENCY)
+    e = cl.estimate("all_reduce", slow, validate.MAX_BYTES)
+    assert math.isfinite(e.time) and math.isfinite(e.bound.time) and e.time >= e.bound.time
+    big = cl.GpuCluster("dgx-h100", 2, nvlink_bandwidth=1e-3, nic_bandwidth=1e-3, nic_latency=1e6)
+    assert math.isfinite(cl.estimate("all_reduce", big, validate.MAX_BYTES).time)
 
 
 def test_one_rank_moves_nothing_and_says_so():
