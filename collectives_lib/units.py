@@ -106,6 +106,8 @@ def parse_size(text: str | int | float) -> int:
         raise CollectivesError(f"size {shown} is beyond any memory: at most {MAX_BYTES:.0e} bytes")
     if abs(nbytes - round(nbytes)) > 1e-6 * max(1.0, nbytes):
         raise CollectivesError(f"size {shown} is not a whole number of bytes")
+    if round(nbytes) < 1:
+        raise CollectivesError(f"size {shown} is less than one byte; use {SIZE_HELP}")
     return int(round(nbytes))
 
 
