@@ -49,6 +49,7 @@ CASES = {
     "bandwidth beyond any link": (lambda: cl.Ring(4, bandwidth=1e-300), "between 0.001 and 1e+18 bytes/s, got 1e-300"),
     "latency beyond any link": (lambda: cl.Switch(4, bandwidth=1e9, latency=1e308), "at most 1e+06 s"),
     "cluster NIC bandwidth 1e30": (lambda: cl.GpuCluster("dgx-h100", 2, nic_bandwidth=1e30), "nic_bandwidth must be between"),
+    "size 1e-300 (was 0 bytes)": (lambda: cl.parse_size("1e-300"), "less than one byte"),
     "size beyond any memory": (lambda: cl.parse_size("1e300"), "beyond any memory"),
     "estimate beyond any memory": (lambda: cl.estimate("all_reduce", RING, 10**40), "at most 1e+36 bytes"),
     # building
