@@ -34,7 +34,7 @@ import numpy as np
 from . import validate
 from .errors import CollectivesError
 from .builders import group_for
-from .collective import Collective
+from .collective import Collective, collective as as_collective
 from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
 from .units import format_rate, format_time
 
@@ -209,7 +209,7 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
 
 def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
                  src: int | None = None, dst: int | None = None) -> Bound:
-    coll = Collective(collective)
+    coll = as_collective(collective)
     group, groups = group_for(coll, topology, axes)
     members = np.asarray(groups[0], dtype=np.int64)
     n = len(members)

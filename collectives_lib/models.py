@@ -37,7 +37,7 @@ from . import nccl, validate
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
 from .builders import build_named, entries, reasons
-from .collective import Collective
+from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .schedule import Schedule
 from .simulate import Result, simulate, simulate_sizes
@@ -232,7 +232,7 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
     ``overhead`` (seconds per step) and ``placement`` (rank -> endpoint) apply.
     ``dtype`` sets the element size (float32 by default, as nccl-tests).
     """
-    coll = Collective(collective)
+    coll = as_collective(collective)
     check_options(coll, options)
     if nvls is not None:
         validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
@@ -343,7 +343,7 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     candidate schedule is routed once and timed at every size, the bound's cuts
     are found once, and ``auto`` may pick a different algorithm at each size (as
     NCCL's tuner does)."""
-    coll = Collective(collective)
+    coll = as_collective(collective)
     check_options(coll, options)
     if nvls is not None:
         validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")

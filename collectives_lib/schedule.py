@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import validate
-from .collective import Collective
+from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 
 class Op(enum.Enum):
@@ -411,7 +411,7 @@ def chunk_label(box, slot_shape, collective, owner_dims: int) -> str:
         return f"{start}..{end}"
 
     parts = [span(s, c, n) for (s, c), n in zip(box, slot_shape)]
-    layout = Collective(collective).layout
+    layout = as_collective(collective).layout
     if layout == "blocks":
         owner = parts[:owner_dims]
         rest = parts[owner_dims:]

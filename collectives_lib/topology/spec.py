@@ -17,6 +17,7 @@ from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
 from ..units import format_rate, parse_size
 from .cluster import GpuCluster
+from .. import validate
 from .core import Topology
 from .switch import Switch, nvswitch_node
 from .torus import Chain, Ring, Torus, mesh
@@ -90,6 +91,7 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
         if kind != "switch":
             raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
                                    f"switch:N, not to {kind}")
+    oversubscription = validate.positive(oversubscription, "oversubscription")
     if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS:
         raise CollectivesError(
             f"--oversubscription {oversubscription:g} sets the fabric between the nodes of a GPU "
