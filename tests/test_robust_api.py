@@ -11,9 +11,11 @@ given here (the offending value and what is allowed).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import collectives_lib as cl
 from collectives_lib import validate
@@ -169,3 +171,40 @@ def test_the_checks_live_in_one_module():
     from collectives_lib.topology import core
     assert core.positive is validate.positive and core.nonnegative is validate.nonnegative
     assert cl.plan.check_options is validate.options
+
+
+# -- property: any values, in any position, to the public entry points -----------------------
+
+VALUES = [-1, 0, 1, 2, 3, 4, 8, 2**70, math.nan, math.inf, -math.inf, 2.5, -0.0, 1e-300, 1e300, True, False,
+          None, "", "x", "y", "ring", "ring:8", "4x4", "auto", "all_reduce", "broadcast", "v5e", "dgx-h100",
+          "1MiB", "nan", [], [1, 2], ["x"], ("x", "y"), (4, 4), (2.5, 2), np.arange(8), np.array([np.nan]),
+          np.int64(3), np.float64(2.0), RING, TORUS, NODE, AR, {}, {"a": 1}, object()]
+ENTRY_POINTS = [cl.Ring, cl.Chain, cl.Torus, cl.mesh, cl.FullMesh, cl.Switch, cl.nvswitch_node, cl.GpuCluster,
+                cl.tpu_slice, cl.tpu_pod, cl.tpu_system, cl.superpod, cl.parse_topology, cl.build, cl.algorithms,
+                cl.choose, cl.estimate, cl.simulate, cl.simulate_sizes, cl.step_link_loads, cl.lower_bound,
+                cl.check, cl.replay, cl.replay_inputs, cl.arrival_steps, cl.dual, cl.reduce_scatter_from,
+                cl.all_reduce_from, cl.parse_size, cl.collective.collective]
+KEYWORDS = ["bandwidth", "latency", "axes", "root", "nbytes", "overhead", "placement", "element_size", "model",
+            "protocol", "dtype", "nvls", "chunks", "matrix", "src", "dst", "paths", "intra", "elements", "seed",
+            "wraparound", "bidirectional", "in_network", "sharp", "oversubscription", "gpus", "overlap", "reasons"]
+#: Python's own complaint about a call's shape (too many arguments, an unknown keyword) is allowed.
+SIGNATURE = re.compile(r"positional argument|keyword argument|required|takes|got multiple values")
+
+
+@pytest.mark.filterwarnings("error")
+@settings(max_examples=800, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(ENTRY_POINTS), st.lists(st.sampled_from(VALUES), max_size=4),
+       st.dictionaries(st.sampled_from(KEYWORDS), st.sampled_from(VALUES), max_size=3))
+def test_any_values_to_an_entry_point_answer_finitely_or_get_the_librarys_error(function, args, kwargs):
+    try:
+        answer = function(*args, **kwargs)
+    except cl.CollectivesError as exc:
+        assert "\n" not in str(exc)
+        return
+    except TypeError as exc:
+        assert SIGNATURE.search(str(exc)), exc
+        return
+    time = getattr(answer, "time", None)
+    assert time is None or not isinstance(time, float) or math.isfinite(time)
+    if isinstance(answer, np.ndarray) and answer.dtype.kind == "f":
+        assert np.all(np.isfinite(answer))
