@@ -319,7 +319,8 @@ examples:
 
 limits: --timeout counts from the start of the command, building the schedules
 included; past it, or on SIGTERM, SIGHUP or Ctrl-C, every MPI process is stopped
-and the run's temporary files removed. More processes than the cap (64, or the
+and the run's temporary files removed (ending them takes a second or two more:
+SIGTERM, then SIGKILL after 3 s). More processes than the cap (64, or the
 number of cores if more) need --oversubscribe; sizes whose buffers would not fit
 in the available memory are refused.
 
