@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import costs
+from . import costs, validate
 from .builders import build_named, buildable, closed_form_instead, reasons
 from .builders.registry import entries
 from .builders.rings import axis_kind
@@ -106,8 +106,15 @@ def _tpu_choice(coll: Collective, topo: Torus, axes, nbytes: int, options) -> Ch
         return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
                                     f"at once, keeping every ICI link busy")
     kind = axis_kind(topo, axes_i[0])
-    why = ("the axis has wraparound links, so it forms a ring" if kind != "chain"
-           else "the axis has no wraparound link, so it is a chain")
+    size = topo.dims[axes_i[0]]
+    if size == 1:
+        why = "one rank on the axis: nothing moves"
+    elif kind == "chain" and size == 2:
+        why = "an axis of 2 ranks is a chain: a wraparound would join the same two ranks"
+    elif kind == "chain":
+        why = "the axis has no wraparound link, so it is a chain"
+    else:
+        why = "the axis has wraparound links, so it forms a ring"
     return Choice(kind, f"{kind}: {why}")
 
 
@@ -123,7 +130,7 @@ def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=No
     its protocols, is :func:`estimate` with ``model="nccl"``.)
     """
     coll = as_collective(collective)
-    nbytes = 1 << 30 if nbytes is None else nbytes
+    nbytes = 1 << 30 if nbytes is None else validate.size(nbytes)
     if isinstance(topology, Torus):
         return _tpu_choice(coll, topology, axes, nbytes, options)
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]

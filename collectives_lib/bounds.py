@@ -31,8 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import validate
+from .errors import CollectivesError
 from .builders import group_for
-from .collective import Collective
+from .collective import Collective, collective as as_collective
 from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
 from .units import format_rate, format_time
 
@@ -263,7 +265,15 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
                  src: int | None = None, dst: int | None = None) -> list[Bound]:
     """:func:`lower_bound` for many sizes: the cuts are found once (the bandwidth
     bound grows in proportion to the size, the latency bound does not)."""
+    if isinstance(sizes, str) or not np.iterable(sizes):
+        raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
+    sizes = [validate.nonnegative(v, "size (bytes)") for v in sizes]
     one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
+    with np.errstate(over="ignore", invalid="ignore"):
+        worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
+    if not np.isfinite(worst):
+        raise CollectivesError(f"the lower bound of {max(sizes):g} bytes on {topology!r} overflows a float: "
+                               f"its bandwidth or latency is beyond any real link")
     return [Bound(max(one.bandwidth_time * float(v), one.latency_time), one.bandwidth_time * float(v),
                   one.bandwidth_reason, one.latency_time, one.latency_reason, one.in_network)
             for v in sizes]
@@ -271,10 +281,12 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
 
 def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
                  src: int | None = None, dst: int | None = None) -> Bound:
-    coll = Collective(collective)
+    coll = as_collective(collective)
     group, groups = group_for(coll, topology, axes)
     members = np.asarray(groups[0], dtype=np.int64)
     n = len(members)
+    if coll in ("broadcast", "reduce") and not np.iterable(root):
+        root = validate.root(root, n, len(groups))
     if coll == "send":
         s = members[0] if src is None else int(src)
         d = members[-1] if dst is None else int(dst)

@@ -68,7 +68,8 @@ def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool =
         p.add_argument("--size", "-s", required=True,
                        help="nccl-tests' size: the buffer (all-reduce, broadcast, reduce), the "
                             "gathered output (all-gather), the input (reduce-scatter), one rank's "
-                            "buffer (all-to-all); bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G")
+                            "buffer (all-to-all); bytes, or with KB/MB/GB, KiB/MiB/GiB, K/M/G (a lowercase b, "
+                            "as in 1Kb, is bits and refused)")
 
 
 _EXAMPLES = {
@@ -197,8 +198,8 @@ def _estimate(args, out) -> int:
                  + (" per rank" if collective.layout == "pairs" else "") + ")"),
         ("time", format_time(e.time)),
         ("steps", str(e.num_steps)),
-        ("algbw", format_rate(e.algbw)),
-        ("busbw", format_rate(e.busbw)),
+        ("algbw", "n/a (one rank per group: nothing moves)" if e.moves_nothing else format_rate(e.algbw)),
+        ("busbw", "n/a" if e.moves_nothing else format_rate(e.busbw)),
         ("latency part", format_time(e.latency_time)),
         ("lower bound", f"{format_time(e.bound.time)}: bandwidth {format_time(e.bound.bandwidth_time)} "
                         f"({e.bound.bandwidth_reason}); latency {format_time(e.bound.latency_time)} "
@@ -389,13 +390,18 @@ examples:
 
 limits: --timeout counts from the start of the command, building the schedules
 included; past it, or on SIGTERM, SIGHUP or Ctrl-C, every MPI process is stopped
-and the run's temporary files removed. More processes than the cap (64, or the
+and the run's temporary files removed (ending them takes a second or two more:
+SIGTERM, then SIGKILL after 3 s). More processes than the cap (64, or the
 number of cores if more) need --oversubscribe; sizes whose buffers would not fit
 in the available memory are refused.
 
 exit status: 0 all correct, 1 a wrong result or a failed or timed-out run, 2 bad
 options or no MPI, 128 + the signal's number when stopped by a signal.
 """
+
+
+#: Most sizes one ``run`` times (each is --warmup + --iters collectives on every rank).
+MAX_RUN_SIZES = 200
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -444,9 +450,16 @@ def _run_sizes(args) -> list[int]:
         raise CollectivesError(f"-e {args.maxbytes} is smaller than -b {args.minbytes}")
     if not args.stepfactor > 1:
         raise CollectivesError(f"-f must be > 1, got {args.stepfactor}")
+    count = 1 + math.floor(math.log(hi / lo) / math.log(args.stepfactor) + 1e-9) if hi > lo else 1
+    if count > MAX_RUN_SIZES:
+        raise CollectivesError(
+            f"-b {args.minbytes} -e {args.maxbytes} -f {args.stepfactor:g} makes {count:,} sizes; a run "
+            f"times at most {MAX_RUN_SIZES} (every size is --warmup + --iters runs on every rank): "
+            f"use a larger -f, such as 2")
     sizes, s = [], float(lo)
     while s <= hi * (1 + 1e-12):
-        sizes.append(int(round(s)))
+        if not sizes or int(round(s)) != sizes[-1]:
+            sizes.append(int(round(s)))
         s *= args.stepfactor
     return sizes
 

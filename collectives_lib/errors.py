@@ -27,14 +27,8 @@ def require(condition: bool, message: str) -> None:
 
 def check_num_ranks(n: int, *, what: str = "number of ranks N") -> int:
     """Return ``n`` as an int if it is a whole number >= 1, else raise."""
-    if isinstance(n, bool) or not isinstance(n, (int,)) and not (
-        hasattr(n, "__index__")
-    ):
-        raise CollectivesError(f"{what} must be a whole number >= 1, got {n!r}")
-    n = int(n)
-    if n < 1:
-        raise CollectivesError(f"{what} must be >= 1, got {n}")
-    return n
+    from .validate import whole
+    return whole(n, what)
 
 
 def check_power_of_two(n: int, algorithm: str) -> None:

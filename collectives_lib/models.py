@@ -33,15 +33,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import nccl
+from . import nccl, validate
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
 from .builders import build_named, buildable, closed_form_instead, entries, group_for, reasons, steps_estimate
-from .collective import Collective
+from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .schedule import Schedule
 from .simulate import Result, simulate, simulate_sizes
 from .topology import Topology, Torus
+from .validate import options as check_options
 from .units import DTYPES, check_nbytes, element_size, format_bytes, format_rate, format_time
 
 MODELS = ("ideal", "nccl")
@@ -74,8 +75,14 @@ class Estimate:
     schedule: Schedule | None = field(default=None, repr=False)
 
     @property
+    def moves_nothing(self) -> bool:
+        """One rank per group: nothing moves, the time is 0 and bandwidths do not apply."""
+        return self.group_size == 1 or self.time == 0
+
+    @property
     def algbw(self) -> float:
-        """nccl-tests' algorithm bandwidth: size / time."""
+        """nccl-tests' algorithm bandwidth: size / time (0.0 where nothing moves; see
+        :attr:`moves_nothing`, and :meth:`as_dict`, which says null there)."""
         return self.nbytes / self.time if self.time > 0 else 0.0
 
     @property
@@ -131,9 +138,11 @@ class Estimate:
         return self.algorithm + (f" ({self.nccl_algorithm}/{self.protocol})" if self.protocol else "")
 
     def __str__(self) -> str:
+        rates = ("one rank: nothing moves" if self.moves_nothing else
+                 f"algbw {format_rate(self.algbw)}, busbw {format_rate(self.busbw)}")
         return (f"{self.label} {self.collective} of {format_bytes(self.nbytes)} over "
                 f"{self.group_size} ranks ({self.model} model): {format_time(self.time)}, "
-                f"algbw {format_rate(self.algbw)}, busbw {format_rate(self.busbw)}; "
+                f"{rates}; "
                 f"lower bound {format_time(self.bound.time)} ({self.efficiency:.0%} of it reached)")
 
     def as_dict(self) -> dict:
@@ -145,7 +154,9 @@ class Estimate:
             "nbytes": self.nbytes, "dtype": self.dtype,
             "array_bytes": self.nbytes * (self.group_size if self.collective.layout == "pairs" else 1),
             "time_s": self.time, "latency_time_s": self.latency_time,
-            "bandwidth_time_s": self.bandwidth_time, "algbw": self.algbw, "busbw": self.busbw,
+            "bandwidth_time_s": self.bandwidth_time,
+            "algbw": None if self.moves_nothing else self.algbw,
+            "busbw": None if self.moves_nothing else self.busbw,
             "num_ranks": self.topology.num_ranks, "group_size": self.group_size,
             "groups": self.num_groups, "steps": self.num_steps, "why": self.reason,
             "note": self.note, "lower_bound": self.bound.as_dict(), "efficiency": self.efficiency,
@@ -221,7 +232,10 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
     ``overhead`` (seconds per step) and ``placement`` (rank -> endpoint) apply.
     ``dtype`` sets the element size (float32 by default, as nccl-tests).
     """
-    coll = Collective(collective)
+    coll = as_collective(collective)
+    check_options(coll, options)
+    if nvls is not None:
+        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     nbytes = check_nbytes(nbytes)
@@ -351,7 +365,10 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     candidate schedule is routed once and timed at every size, the bound's cuts
     are found once, and ``auto`` may pick a different algorithm at each size (as
     NCCL's tuner does)."""
-    coll = Collective(collective)
+    coll = as_collective(collective)
+    check_options(coll, options)
+    if nvls is not None:
+        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     esize = element_size(dt)

@@ -22,34 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import analysis
-from .builders import OPTIONS, build_named, reasons as _reasons_for
+from .builders import build_named, reasons as _reasons_for
 from .collective import collective as as_collective
 from .errors import CollectivesError
+from .validate import options as check_options
 from .schedule import Schedule
-
-
-def check_options(collective, options: dict) -> dict:
-    """Raise for an option no builder reads; check the root's type."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise CollectivesError(
-            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for "
-            f"{collective}; the options are: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
-    for key in ("root", "src", "dst"):
-        value = options.get(key)
-        if value is None or np.iterable(value):
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
-    return options
-
-
-def _check_root(coll, topology, options: dict) -> None:
-    if coll.rooted and coll not in ("send", "gather") and "root" in options:
-        n = topology if isinstance(topology, (int, np.integer)) else getattr(topology, "num_ranks", None)
-        root = options["root"]
-        if n is not None and not np.iterable(root) and not 0 <= int(root) < n:
-            raise CollectivesError(f"root must be a rank 0..{int(n) - 1}, got {root}")
 
 
 def build(collective, topology, algorithm: str = "auto", *, axes=None,
@@ -69,7 +46,6 @@ def build(collective, topology, algorithm: str = "auto", *, axes=None,
     """
     coll = as_collective(collective)
     check_options(coll, options)
-    _check_root(coll, topology, options)
     name = str(algorithm).strip().lower().replace("-", "_")
     if name == "auto":
         if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):

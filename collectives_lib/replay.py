@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import validate
 from .errors import ScheduleError
 from .schedule import COPY, REDUCE, Schedule, box_fraction, expand_box
 
@@ -49,6 +50,9 @@ class State:
 
 def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple[State, np.ndarray]:
     """The state before step 1 and the inputs ``x[global rank, slot, element]``."""
+    validate.schedule(schedule)
+    elements = validate.whole(elements, "elements (numbers per slot)")
+    seed = validate.whole(seed, "seed", minimum=0)
     if schedule.group_size > MAX_REPLAY_GROUP:
         raise ScheduleError(
             f"replay tracks up to {MAX_REPLAY_GROUP} ranks per group; this schedule has "
@@ -170,6 +174,7 @@ def _slot_box(schedule: Schedule, slot: int):
 
 def replay(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State]:
     """States before step 1 and after every step: ``len == num_steps + 1``."""
+    validate.schedule(schedule)
     state, _ = initial_state(schedule, elements, seed)
     states = [state]
     for k in range(schedule.num_steps):
@@ -231,6 +236,7 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> Checked:
     >>> check(build("all_gather", 4, "ring"))
     checked ring all_gather, 4 ranks, 3 steps: every rank's result, every transfer's bytes
     """
+    validate.schedule(schedule)
     check_fractions(schedule)
     states = replay(schedule, elements=elements, seed=seed)
     final = states[-1]
@@ -287,7 +293,12 @@ def replay_inputs(schedule: Schedule, inputs) -> list[State]:
 
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
-    x = np.asarray(inputs, dtype=float)
+    validate.schedule(schedule)
+    try:
+        x = np.asarray(inputs, dtype=float)
+    except (TypeError, ValueError):
+        raise ScheduleError(f"inputs must be an array of numbers (ranks, slots, elements), got "
+                            f"{type(inputs).__name__}") from None
     want = (schedule.num_ranks, schedule.num_slots)
     if x.ndim == 2:
         x = x[:, :, None]
@@ -321,11 +332,17 @@ def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
 
     Introduced in the chapter *Inside all-gather: rings, chains and two axes*.
     """
+    validate.schedule(schedule)
     if schedule.collective != "all_gather":
         raise ScheduleError(
             f"arrival_steps is for all-gather schedules, got a {schedule.collective}"
         )
-    states = replay(schedule) if states is None else states
+    if states is None:
+        states = replay(schedule)
+    elif (isinstance(states, str) or not isinstance(states, (list, tuple)) or len(states) != schedule.num_steps + 1
+          or not all(isinstance(s, State) for s in states)):
+        raise ScheduleError(f"states must be what replay(schedule) returns: {schedule.num_steps + 1} states, "
+                            f"got {type(states).__name__}")
     owner, _ = schedule.slot_roles
     n = schedule.group_size
     R = schedule.num_ranks

@@ -31,7 +31,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .collective import Collective
+from . import validate
+from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 
 class Op(enum.Enum):
@@ -369,6 +370,8 @@ class Schedule:
 
     def format(self, *, max_steps: int = 64, max_transfers: int = 64) -> str:
         """A readable listing, one line per transfer, as ``show`` prints it."""
+        max_steps = validate.whole(max_steps, "max_steps (steps to print)", minimum=0)
+        max_transfers = validate.whole(max_transfers, "max_transfers (transfers per step to print)", minimum=0)
         lines = [
             f"{self.algorithm} {self.collective} over {self.num_ranks} ranks"
             + ("" if self.num_groups == 1 else f" ({self.num_groups} groups of {self.group_size})")
@@ -408,7 +411,7 @@ def chunk_label(box, slot_shape, collective, owner_dims: int) -> str:
         return f"{start}..{end}"
 
     parts = [span(s, c, n) for (s, c), n in zip(box, slot_shape)]
-    layout = Collective(collective).layout
+    layout = as_collective(collective).layout
     if layout == "blocks":
         owner = parts[:owner_dims]
         rest = parts[owner_dims:]
@@ -559,6 +562,7 @@ def dual(schedule: Schedule, *, algorithm: str | None = None) -> Schedule:
     Reverse the steps, reverse every transfer, and reduce where the all-gather
     copied: each chunk's broadcast tree becomes a reduction tree into its owner.
     """
+    validate.schedule(schedule, "schedule")
     to = schedule.collective.dual
     if to is None:
         raise CollectivesError(f"{schedule.collective} has no dual here")
@@ -617,6 +621,8 @@ def _dual_stage(stage: str) -> str:
 def concat(first: Schedule, second: Schedule, *, collective: str, algorithm: str,
            pipelined: bool | None = None, description: str = "") -> Schedule:
     """Run ``second`` after ``first`` (all-reduce = reduce-scatter, then all-gather)."""
+    validate.schedule(first, "first")
+    validate.schedule(second, "second")
     if (first.num_ranks != second.num_ranks or first.slot_shape != second.slot_shape
             or not np.array_equal(first.groups, second.groups)):
         raise CollectivesError("concat needs schedules over the same ranks and slots")
@@ -654,6 +660,7 @@ def reduce_scatter_from(ag: Schedule) -> Schedule:
     Rings are mirrored first, so that a ring reduce-scatter sends to the right
     like its all-gather (any direction would do; this one reads like the textbook).
     """
+    validate.schedule(ag, "ag")
     if ag.algorithm in ("ring", "bidirectional_ring") and len(ag.group_shape) == 1 \
             and ag.num_groups == 1 and not ag.agents and ag.slot_shape == ag.group_shape:
         return dual(reflect(ag))
@@ -662,6 +669,7 @@ def reduce_scatter_from(ag: Schedule) -> Schedule:
 
 def all_reduce_from(ag: Schedule, *, rs: Schedule | None = None, algorithm: str | None = None) -> Schedule:
     """All-reduce as reduce-scatter followed by all-gather (twice the cost of either)."""
+    validate.schedule(ag, "ag")
     rs = rs if rs is not None else reduce_scatter_from(ag)
     return concat(rs, ag, collective="all_reduce", algorithm=algorithm or ag.algorithm,
                   description=f"{ag.algorithm} reduce-scatter, then {ag.algorithm} all-gather")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import validate
 from .collective import Collective
 from .errors import CollectivesError
 from .schedule import REDUCE, Schedule, Traffic
@@ -142,8 +143,12 @@ def participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.n
     if placement is None:
         nodes = np.arange(schedule.num_ranks, dtype=np.int64)
     else:
-        nodes = np.asarray(placement, dtype=np.int64)
-        if nodes.shape != (schedule.num_ranks,) or sorted(nodes.tolist()) != list(range(topology.num_ranks)):
+        try:
+            given = np.asarray(placement)
+            nodes = given.astype(np.int64)
+        except (TypeError, ValueError):
+            given, nodes = None, None
+        if given is None or given.dtype.kind not in "iu" or nodes.shape != (schedule.num_ranks,) or sorted(nodes.tolist()) != list(range(topology.num_ranks)):
             raise CollectivesError(
                 f"placement must be a permutation of 0..{topology.num_ranks - 1} "
                 f"(rank -> endpoint), got {np.asarray(placement).tolist()[:8]}..."
@@ -269,13 +274,13 @@ def patterns(schedule: Schedule, topology: Topology, *, placement=None,
 
 
 def _overhead(overhead) -> float:
-    try:
-        value = float(overhead)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}") from None
-    if not (np.isfinite(value) and value >= 0):
-        raise CollectivesError(f"overhead must be a number of seconds >= 0, got {overhead!r}")
-    return value
+    return validate.nonnegative(overhead, "overhead (seconds per step)")
+
+
+def _inputs(schedule, topology, element_size) -> None:
+    validate.schedule(schedule)
+    validate.topology(topology)
+    validate.whole(element_size, "element_size (bytes)")
 
 
 def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
@@ -290,6 +295,22 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
     endpoint each rank runs on (default: rank i on endpoint i). ``overhead`` is
     added to every step. ``element_size`` also sets in-network reduction throughput.
     """
+    _inputs(schedule, topology, element_size)
+    overlap = validate.flag(overlap, "overlap")
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_size)
+    _finite_times(result.time, nbytes, topology)
+    return result
+
+
+def _finite_times(times, nbytes, topology) -> None:
+    if not np.all(np.isfinite(times)):
+        raise CollectivesError(
+            f"the time of {nbytes} bytes on {topology!r} overflows a float: its bandwidth or latency "
+            f"is beyond any real link")
+
+
+def _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_size) -> Result:
     split = schedule.split(nbytes, element_size)
     nbytes = split.nbytes
     timed = split.timed_bytes
@@ -436,6 +457,15 @@ def timed_sizes(schedule: Schedule, sizes, element_size: int = 4) -> np.ndarray:
 def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=None,
                    overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
     """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
+    _inputs(schedule, topology, element_size)
+    overlap = validate.flag(overlap, "overlap")
+    with np.errstate(over="ignore", invalid="ignore"):
+        times = _simulate_sizes(schedule, topology, sizes, placement, overhead, overlap, element_size)
+    _finite_times(times, "up to " + str(max(np.ravel(sizes), default=0)), topology)
+    return times
+
+
+def _simulate_sizes(schedule, topology, sizes, placement, overhead, overlap, element_size) -> np.ndarray:
     sizes = timed_sizes(schedule, sizes, element_size)
     overhead = _overhead(overhead)
     pats, index = patterns(schedule, topology, placement=placement, element_size=element_size)
@@ -452,6 +482,11 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
 def step_link_loads(schedule: Schedule, topology: Topology, step: int, nbytes: float, *,
                     placement=None) -> np.ndarray:
     """Bytes on every link during one step (for per-step heatmaps)."""
+    _inputs(schedule, topology, 4)
+    step = validate.whole(step, "step", minimum=0)
+    if step >= schedule.num_steps:
+        raise CollectivesError(f"step must be 0..{schedule.num_steps - 1} for {schedule!r}, got {step}")
+    nbytes = validate.nonnegative(nbytes, "nbytes")
     nodes = participant_nodes(schedule, topology, placement)
     p = _route_pattern(schedule, topology, schedule.steps[step].traffic, nodes, step, 4)
     out = np.zeros(len(topology.links))

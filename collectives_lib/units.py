@@ -2,7 +2,9 @@
 
 Sizes are bytes, times seconds, bandwidths bytes per second (SI units in code).
 ``GB`` is 10**9 bytes and ``GiB`` is 2**30 bytes; bare ``K``/``M``/``G`` suffixes
-mean powers of two, as in nccl-tests' ``-b 8 -e 128M``.
+mean powers of two, as in nccl-tests' ``-b 8 -e 128M``. Units are read in any
+case except that a size ending in a lowercase ``b`` (``1Kb``, ``8Gb``) is refused:
+that is bits in network units, and a size is bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 from .errors import CollectivesError
 
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
+#: The largest size the library accepts: far beyond any memory, small enough that times stay finite.
+MAX_BYTES = 10**36
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
 US, MS = 1e-6, 1e-3
 
@@ -51,6 +55,8 @@ def check_nbytes(nbytes, *, what: str = "size") -> int:
         raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
     if value <= 0:
         raise CollectivesError(f"{what} must be positive, got {nbytes!r} bytes")
+    if value > MAX_BYTES * (1 + 1e-9):
+        raise CollectivesError(f"{what} must be at most {MAX_BYTES:.0e} bytes, far beyond any memory, got {nbytes!r}")
     return int(value)
 
 
@@ -59,6 +65,14 @@ SIZE_HELP = (
     "of 10), KiB, MiB, GiB, TiB (powers of 2) or K, M, G, T (powers of 2, as in "
     "nccl-tests)"
 )
+
+
+def _bits_message(text: str, number: str, unit: str) -> str:
+    prefix = unit[:-1].upper().removesuffix("I")
+    if not prefix:
+        return f"size {text!r}: a lowercase b is bits; sizes are bytes: write {number}B or {number}"
+    return (f"size {text!r}: a lowercase b is bits in network units, and sizes are bytes; write "
+            f"{number}{prefix}B (powers of 10) or {number}{prefix}iB (powers of 2)")
 
 
 def parse_size(text: str | int | float) -> int:
@@ -77,6 +91,8 @@ def parse_size(text: str | int | float) -> int:
         match = _SIZE_RE.match(str(text))
         if not match:
             raise CollectivesError(f"size {text!r} is not understood; use {SIZE_HELP}")
+        if match.group(2).endswith("b") and match.group(2).upper() in _SUFFIXES:
+            raise CollectivesError(_bits_message(str(text), match.group(1), match.group(2)))
         suffix = match.group(2).upper()
         if suffix not in _SUFFIXES:
             raise CollectivesError(
@@ -86,8 +102,12 @@ def parse_size(text: str | int | float) -> int:
     nbytes = value * mult
     if not math.isfinite(nbytes) or nbytes <= 0:
         raise CollectivesError(f"size {shown} must be positive; use {SIZE_HELP}")
+    if nbytes > MAX_BYTES * (1 + 1e-9):
+        raise CollectivesError(f"size {shown} is beyond any memory: at most {MAX_BYTES:.0e} bytes")
     if abs(nbytes - round(nbytes)) > 1e-6 * max(1.0, nbytes):
         raise CollectivesError(f"size {shown} is not a whole number of bytes")
+    if round(nbytes) < 1:
+        raise CollectivesError(f"size {shown} is less than one byte; use {SIZE_HELP}")
     return int(round(nbytes))
 
 

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..collective import collective as as_collective
+from .. import validate
 from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
@@ -106,7 +107,10 @@ def group_for(collective, topology, axes=None, options: Mapping[str, Any] | None
     coll = as_collective(collective)
     topo, n = _target(topology)
     groups, shape, axes_i = _groups(topo, n, axes)
-    return Group(coll, topo, axes_i, shape, dict(options or {})), groups
+    options = dict(options or {})
+    if coll in ("broadcast", "reduce") and options.get("root") is not None and not np.iterable(options["root"]):
+        validate.root(options["root"], groups.shape[1], groups.shape[0])
+    return Group(coll, topo, axes_i, shape, options), groups
 
 
 def reasons(collective, topology, axes=None, options: Mapping[str, Any] | None = None

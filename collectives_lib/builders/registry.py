@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..collective import Collective
+from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..schedule import Schedule
 from ..topology import GpuCluster, Switch, Topology, Torus
@@ -156,7 +156,7 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
              description: str, cost: Callable[[Group, float], float | None] | None = None,
              family: str = "", nccl: str | None = None):
     """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``."""
-    coll = Collective(collective)
+    coll = as_collective(collective)
 
     def decorate(builder: Callable[[Group], Schedule]) -> Callable[[Group], Schedule]:
         if name in _REGISTRY[coll]:
@@ -179,7 +179,7 @@ def entries(collective) -> dict[str, Algorithm]:
 
 def entry(collective, name: str) -> Algorithm:
     """The entry for ``name``; raises naming the known algorithms."""
-    coll = Collective(collective)
+    coll = as_collective(collective)
     table = _REGISTRY[coll]
     if name not in table:
         raise CollectivesError(

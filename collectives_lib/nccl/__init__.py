@@ -22,7 +22,7 @@ Introduced in the chapter *GPU collectives within the node*.
 from __future__ import annotations
 
 from .. import hardware as hw
-from ..collective import Collective
+from ..collective import collective as as_collective
 from ..errors import CollectivesError
 from ..topology import GpuCluster, Switch, Topology
 from . import measured, p2p, tables
@@ -97,7 +97,7 @@ def _names(values, allowed, what) -> list[str]:
 
 def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
     """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size)."""
-    coll = Collective(collective)
+    coll = as_collective(collective)
     if coll.value in FUNCTIONS:
         return predict_all(coll, nbytes, comm)
     if coll == "all_to_all":

@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
-from .core import LinkBuilder, Links, Routes, Topology, nonnegative, positive
+from .. import validate
+from .core import LinkBuilder, Links, Routes, Topology, positive
 
 # ---------------------------------------------------------------------------
 # GPU clusters: NVLink nodes on an InfiniBand fat tree
@@ -66,10 +67,10 @@ class GpuCluster(Topology):
             raise CollectivesError(
                 f"oversubscription must be >= 1 (1 is a full fat tree), got {oversubscription}"
             )
-        self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else positive(nvlink_bandwidth, "nvlink_bandwidth")
-        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else positive(nic_bandwidth, "nic_bandwidth")
-        self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else nonnegative(nvlink_latency, "nvlink_latency")
-        self.nic_latency = float(s.nic_latency) if nic_latency is None else nonnegative(nic_latency, "nic_latency")
+        self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else validate.bandwidth(nvlink_bandwidth, "nvlink_bandwidth")
+        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else validate.bandwidth(nic_bandwidth, "nic_bandwidth")
+        self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else validate.latency(nvlink_latency, "nvlink_latency")
+        self.nic_latency = float(s.nic_latency) if nic_latency is None else validate.latency(nic_latency, "nic_latency")
         self.reduce_flops = None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops)
         m, g = self.num_nodes, self.gpus_per_node
         self.num_ranks = m * g
@@ -308,9 +309,9 @@ class GpuCluster(Topology):
         return ranks.T.copy()
 
     def resolve_axes(self, axes) -> list[int]:
-        if axes is None:
+        names = validate.axes(axes)
+        if names is None:
             return [0, 1]
-        names = [axes] if isinstance(axes, (str, int)) else list(axes)
         out = []
         aliases = {"node": 0, "x": 0, "nodes": 0, "gpu": 1, "y": 1, "gpus": 1, "0": 0, "1": 1}
         for a in names:

@@ -12,7 +12,6 @@ Introduced in the chapters *TPU cluster topology* and *NVIDIA GPU cluster topolo
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError
+from ..validate import nonnegative, positive  # noqa: F401  (re-exported to the topologies)
 from .graph import disjoint_paths_between, max_flow
 
 LINK_CLASSES = ("ici", "nvlink", "ib", "pcie", "dcn", "link")
@@ -85,28 +85,6 @@ class LinkBuilder:
         cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)
         return Links(cat(self.src, np.int64), cat(self.dst, np.int64),
                      cat(self.bw, float), cat(self.lat, float), cat(self.klass, np.int8))
-
-
-def positive(value, what: str) -> float:
-    """``value`` as a finite float > 0, else a :class:`CollectivesError` naming ``what``."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"{what} must be a positive number, got {value!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise CollectivesError(f"{what} must be a positive number, got {value!r}")
-    return value
-
-
-def nonnegative(value, what: str) -> float:
-    """``value`` as a finite float >= 0, else a :class:`CollectivesError` naming ``what``."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"{what} must be a number >= 0, got {value!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise CollectivesError(f"{what} must be a number >= 0, got {value!r}")
-    return value
 
 
 def fmt(x: float) -> str:

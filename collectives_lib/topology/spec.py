@@ -15,8 +15,9 @@ import re
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
-from ..units import parse_size
+from ..units import format_rate, parse_size
 from .cluster import GpuCluster
+from .. import validate
 from .core import Topology
 from .switch import Switch, nvswitch_node
 from .torus import Chain, Ring, Torus, mesh
@@ -40,6 +41,12 @@ def parse_rate(text) -> float:
         return None
     t = str(text).strip()
     t = re.sub(r"/s$", "", t, flags=re.I)
+    bits = re.match(r"^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)(b|bps)$", t)
+    if bits:
+        scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[bits.group(2).lower()]
+        raise CollectivesError(
+            f"bandwidth {text!r} is in bits per second (a lowercase b); give bytes per second: "
+            f"{text} is {format_rate(float(bits.group(1)) * scale / 8)}")
     try:
         value = float(t)
     except ValueError:
@@ -86,6 +93,11 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
         if kind != "switch":
             raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
                                    f"switch:N, not to {kind}")
+    oversubscription = validate.positive(oversubscription, "oversubscription")
+    if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS:
+        raise CollectivesError(
+            f"--oversubscription {oversubscription:g} sets the fabric between the nodes of a GPU "
+            f"cluster (dgx-h100:M and the other GPU presets); {kind} has none")
     generic = {"ring", "chain", "torus", "mesh", "switch"}
     if kind in generic:
         if bandwidth is None:

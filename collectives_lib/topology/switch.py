@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
-from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
+from .. import validate
+from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, positive
 
 # ---------------------------------------------------------------------------
 # One switch
@@ -32,8 +33,8 @@ class Switch(Topology):
                  agent_latency: float = 0.0):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks + 1
-        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way)")
-        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = validate.latency(latency, "latency (s per hop)")
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class
@@ -41,7 +42,7 @@ class Switch(Topology):
             raise CollectivesError(f"in_network must be True or False, got {in_network!r}")
         self.in_network = bool(in_network)
         self.reduce_flops = None if reduce_flops is None else positive(reduce_flops, "reduce_flops")
-        self.agent_latency_ = nonnegative(agent_latency, "agent_latency (s)")
+        self.agent_latency_ = validate.latency(agent_latency, "agent_latency (s)")
         self.name = name
         self.mesh_shape = (self.num_ranks,)
         self.axis_names = ("x",)
@@ -113,9 +114,9 @@ class Switch(Topology):
 
 
 def resolve_switch_axes(axes) -> None:
-    if axes is None:
+    names = validate.axes(axes)
+    if names is None:
         return
-    names = [axes] if isinstance(axes, (str, int)) else list(axes)
     if [str(a).lower() for a in names] not in (["x"], ["0"]):
         raise CollectivesError(
             f"a single switch has one axis, x; got axes {axes!r}"

@@ -10,7 +10,8 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError, check_num_ranks
-from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, nonnegative, positive
+from .. import validate
+from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt
 from .graph import disjoint_paths_between
 
 # ---------------------------------------------------------------------------
@@ -36,21 +37,19 @@ class Torus(Topology):
 
     def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
                  bidirectional: bool = True, link_class: str = "link"):
-        dims = tuple(int(d) for d in (dims if np.iterable(dims) else (dims,)))
-        if not dims:
-            raise CollectivesError("a torus needs at least one axis")
-        for d in dims:
-            check_num_ranks(d, what=f"torus axis size (in dims {dims})")
-        if isinstance(wraparound, (bool, np.bool_)):
+        dims = validate.dims(dims)
+        if validate._is_bool(wraparound):
             wrap = (bool(wraparound),) * len(dims)
+        elif isinstance(wraparound, str) or not np.iterable(wraparound):
+            raise CollectivesError(f"wraparound must be True, False or one of them per axis, got {wraparound!r}")
         else:
-            wrap = tuple(bool(w) for w in wraparound)
+            wrap = tuple(validate.flag(w, "wraparound (per axis)") for w in wraparound)
             if len(wrap) != len(dims):
                 raise CollectivesError(
                     f"wraparound has {len(wrap)} entries but the torus has "
                     f"{len(dims)} axes (dims {dims})"
                 )
-        if bidirectional:
+        if validate.flag(bidirectional, "bidirectional"):
             wrap = tuple(w and d > 2 for w, d in zip(wrap, dims))
         else:
             wrap = tuple(w and d > 1 for w, d in zip(wrap, dims))
@@ -59,8 +58,8 @@ class Torus(Topology):
         self.dims = dims
         self.wraparound = wrap
         self.bidirectional = bool(bidirectional)
-        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way)")
-        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = validate.latency(latency, "latency (s per hop)")
         self.link_class = link_class
         self.num_ranks = int(np.prod(dims))
         self.num_vertices = self.num_ranks
@@ -314,10 +313,9 @@ class Torus(Topology):
         return moved.reshape(-1, group_size)
 
     def resolve_axes(self, axes) -> list[int]:
+        axes = validate.axes(axes)
         if axes is None:
             return list(range(len(self.dims)))
-        if isinstance(axes, (str, int)):
-            axes = [axes]
         out = []
         for a in axes:
             if isinstance(a, str):
@@ -395,8 +393,8 @@ class FullMesh(Topology):
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks
-        self.bandwidth = positive(bandwidth, "bandwidth (bytes/s, one way, per pair)")
-        self.latency = nonnegative(latency, "latency (s per hop)")
+        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way, per pair)")
+        self.latency = validate.latency(latency, "latency (s per hop)")
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError, check_num_ranks
-from .core import LinkBuilder, Links, Routes, Topology, positive
+from .. import validate
+from .core import LinkBuilder, Links, Routes, Topology
 from .torus import Torus, fmt
 
 # ---------------------------------------------------------------------------
@@ -26,10 +27,7 @@ def tpu_wrap(gen: hw.TpuGeneration, shape: tuple[int, ...]) -> tuple[bool, ...]:
 
 def check_tpu_shape(gen: hw.TpuGeneration, shape) -> tuple[int, ...]:
     label = f"tpu-{gen.name}"
-    try:
-        shape = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise CollectivesError(f"{label} shape must be whole numbers, got {shape!r}") from None
+    shape = validate.dims(shape, f"{label} shape")
     if len(shape) != gen.torus_dims:
         example = "16x16" if gen.torus_dims == 2 else "4x4x4"
         raise CollectivesError(
@@ -123,8 +121,8 @@ class TpuSlice(Torus):
 
 
 def parse_shape(text) -> tuple[int, ...]:
-    if isinstance(text, (tuple, list)):
-        return tuple(int(t) for t in text)
+    if not isinstance(text, str):
+        return validate.dims(text, "shape")
     parts = str(text).lower().split("x")
     try:
         return tuple(int(p) for p in parts)
@@ -169,9 +167,9 @@ class TpuSystem(Topology):
         self.hosts_per_slice = self.slice.num_hosts
         self.num_hosts = self.hosts_per_slice * self.num_slices
         self.num_vertices = self.num_ranks + self.num_hosts + 1
-        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else positive(pcie_bandwidth, "pcie_bandwidth")
+        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else validate.bandwidth(pcie_bandwidth, "pcie_bandwidth")
         chips_per_host = int(np.prod(self.slice.host_shape))
-        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else positive(dcn_bandwidth, "dcn_bandwidth")
+        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else validate.bandwidth(dcn_bandwidth, "dcn_bandwidth")
         self.dcn_bandwidth_per_host = per_chip_dcn * chips_per_host
         self.mesh_shape = (self.num_slices,) + self.slice.dims
         self.axis_names = ("slice",) + self.slice.axis_names
