@@ -259,8 +259,8 @@ def test_a_sweep_of_too_many_sizes_is_refused():
 def test_counted_torus_cuts_equal_the_found_ones(monkeypatch, topology, collective):
     axes_choices = [None] + ([[topology.axis_names[0]]] if len(topology.dims) > 1 else [])
     for axes in axes_choices:
-        for root in ([0, 1, topology.num_ranks // len(axes or topology.dims) - 1]
-                     if collective in ("broadcast", "reduce") else [0]):
+        group = topology.num_ranks if axes is None else topology.dims[0]
+        for root in ([0, 1, group - 1] if collective in ("broadcast", "reduce") else [0]):
             counted = cl.lower_bound(collective, topology, 2**20, axes=axes, root=root)
             with monkeypatch.context() as m:
                 m.setattr(bounds, "_plain_torus", lambda t: False)
