@@ -69,3 +69,13 @@ def test_nvl72_legend_covers_no_gpu_label():
     r = fig.canvas.get_renderer()
     box = axes[1].get_legend().get_window_extent(r)
     assert not [t.get_text() for t in art["labels"] if box.overlaps(t.get_window_extent(r))]
+
+
+def test_algorithm_sweep_draws_a_curve_per_algorithm_and_a_line_per_crossing():
+    sizes = np.geomspace(1e3, 1e9, 7)
+    art = draw.draw_algorithm_sweep(sizes, {"ring": sizes / 1e11 + 1e-5, "tree": sizes / 5e10 + 2e-6},
+                                    {"tree": 3e5}, title="t")
+    assert len(art["lines"]) == 2 and len(art["crossings"]) == 1
+    assert art["crossings"][0].get_xdata()[0] == 3e5
+    with pytest.raises(cl.CollectivesError, match="at least one curve"):
+        draw.draw_algorithm_sweep(sizes, {})

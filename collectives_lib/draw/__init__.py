@@ -79,7 +79,7 @@ from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
-from .nvswitch import in_flight_states, sharp_stream_animation
+from .nvswitch import draw_algorithm_sweep, in_flight_states, sharp_stream_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
@@ -103,5 +103,5 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
-    "sharp_stream_animation", "in_flight_states",
+    "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep",
 ]

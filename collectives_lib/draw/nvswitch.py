@@ -57,3 +57,45 @@ def sharp_stream_animation(topology: Switch, *, fps: float = 1.2, title: str | N
                             "each step every GPU sends one chunk up into the switch, which holds only "
                             "that chunk's running sum, while the previous chunk's sum comes down"),
                        title=title or f"{schedule_name(schedule)} over {n} GPUs, chunk by chunk")
+
+
+def draw_algorithm_sweep(sizes, curves, crossings=None, ax=None, *, title: str = "",
+                         xlabel: str = "V, array size (bytes)", floor: float = 1e-7):
+    """Time against size on log-log axes, one curve per algorithm, with a vertical line and a
+    size label where each algorithm crosses the first one (``crossings``: label -> bytes).
+
+    ``curves`` maps a label to one time per size (seconds). Styles come from
+    :data:`~collectives_lib.draw.style.ALGORITHM_STYLES`, in order. Introduced in the
+    chapter *Time collectives inside a GPU node* (rings, trees and SHARP over size).
+    Returns ``{"lines", "crossings", "figure", "axes", "alt"}``.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    from ..units import format_bytes, format_time
+    from .figure import axes_for, grid, label_axes, legend
+    from .style import ALGORITHM_STYLES, FONT
+
+    if not curves:
+        raise CollectivesError("draw_algorithm_sweep needs at least one curve")
+    fig, ax = axes_for(ax, 3.6 if ax is None else None)
+    lines, marks = [], []
+    crossings = crossings or {}
+    for k, (label, times) in enumerate(curves.items()):
+        color, ls, _ = ALGORITHM_STYLES[k % len(ALGORITHM_STYLES)]
+        lines += ax.plot(sizes, times, color=color, ls=ls, lw=2, label=label)
+        x = crossings.get(label)
+        if x:
+            marks.append(ax.axvline(x, color=color, lw=0.8, ls=ls))
+            ax.text(x, floor * 1.5, f" {format_bytes(x)}", rotation=90, color=color, va="bottom", ha="right",
+                    fontsize=FONT["annotation"])
+    top = max(max(t) for t in curves.values())
+    ax.set(xscale="log", yscale="log", ylim=(floor, top * 3), xlim=(sizes[0], sizes[-1]))
+    ax.minorticks_off()
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v)))
+    label_axes(ax, title, xlabel, "time", tick_role="tick")
+    grid(ax)
+    legend(ax, loc="upper left")
+    alt = (f"Log-log plot of time against size for {', '.join(curves)}; vertical lines mark the sizes "
+           "where each crosses the first.")
+    return {"lines": lines, "crossings": marks, "figure": fig, "axes": ax, "alt": alt}
