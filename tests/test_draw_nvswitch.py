@@ -79,3 +79,4 @@ def test_algorithm_sweep_draws_a_curve_per_algorithm_and_a_line_per_crossing():
     assert art["crossings"][0].get_xdata()[0] == 3e5
     with pytest.raises(cl.CollectivesError, match="at least one curve"):
         draw.draw_algorithm_sweep(sizes, {})
+
