@@ -60,6 +60,7 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
 * :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.cuts` -- the bandwidth across every split of a cluster;
 * :mod:`~collectives_lib.draw.compare` -- two systems' times side by side;
 * :mod:`~collectives_lib.draw.nvswitch` -- what an NVSwitch holds while SHARP streams through it.
 
@@ -78,6 +79,7 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
 
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .compare import draw_paired_times
+from .cuts import draw_cut_sweep
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
@@ -105,5 +107,5 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
-    "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times",
+    "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
 ]
