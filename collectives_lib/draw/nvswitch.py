@@ -20,7 +20,7 @@ from .schedule import draw_schedule_step, replay_states, schedule_name, step_pla
 def in_flight_states(schedule):
     """The replayed states of a streamed switch schedule with each agent's row kept only
     for the slots the step just wrote into it (what the switch holds at that moment)."""
-    from .schedule import _written
+    from .schedule import written_slots
 
     states = [s.copy() for s in replay_states(schedule)]
     R = schedule.num_ranks
@@ -28,7 +28,7 @@ def in_flight_states(schedule):
         held = states[after].contrib[R:].copy()
         states[after].contrib[R:] = 0
         states[after].values[R:] = 0
-        p, slots, _ = _written(schedule, after - 1)
+        p, slots, _ = written_slots(schedule, after - 1)
         keep = p >= R
         states[after].contrib[p[keep], slots[keep]] = held[p[keep] - R, slots[keep]]
     states[0].contrib[R:] = 0

@@ -73,7 +73,7 @@ def replay_states(schedule: Schedule, states=None):
     return replay(schedule, elements=1)
 
 
-def _written(schedule: Schedule, step: int):
+def written_slots(schedule: Schedule, step: int):
     """(participant, slot, op) for every slot written in step ``step`` (0-based)."""
     st = schedule.steps[step]
     t = st.traffic
@@ -177,7 +177,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     ax.add_collection(hatches, autolim=False)
     written = None
     if show_written and after >= 1:
-        wp, ws, wop = _written(schedule, after - 1)
+        wp, ws, wop = written_slots(schedule, after - 1)
         if len(wp):
             wx = col[ws] + 0.05
             wy = -wp - 0.42
@@ -635,7 +635,7 @@ def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, state
     fig, axes = panel_axes(ax, n, nrows=nrows, height=None if ax is not None else 1.0 + 1.3 * nrows)
     written = np.zeros((n, n, n), dtype=bool)
     if after >= 1:
-        wp, ws, _ = _written(schedule, after - 1)
+        wp, ws, _ = written_slots(schedule, after - 1)
         local = {int(g): i for i, g in enumerate(members)}
         coords = np.unravel_index(ws, schedule.slot_shape)
         for p, o, d in zip(wp.tolist(), coords[0].tolist(), coords[1].tolist()):
