@@ -678,6 +678,16 @@ NVL72_SPINE_OPTICS_POWER = _f(20e3, "W", "seed-thread",
                               "transceiver power the same links would burn as optics")
 
 
+#: InfiniBand switches of the 4-SU, 128-node DGX SuperPOD compute fabric (the reference
+#: architecture's switch-count table: one leaf per rail per SU, and the spine).
+SUPERPOD_LEAF_SWITCHES = _f(32, "switches", "nv-superpod",
+                            "4 SUs x 8 rails: one leaf per rail per SU (RA switch-count table)")
+SUPERPOD_SPINE_SWITCHES = _f(16, "switches", "nv-superpod",
+                             "spine switches of the 4-SU, 128-node compute fabric (RA switch-count table)")
+#: Ports of one Quantum-2 QM9700 NDR switch, the SuperPOD's leaf and spine.
+QM9700_PORTS = _f(64, "ports", "ib-ndr", "NVIDIA Quantum-2 QM9700: 64 ports of 400 Gb/s NDR")
+
+
 def all_figures() -> list[tuple[str, Figure]]:
     """Every figure in this module as (dotted name, figure), for the sources page."""
     out: list[tuple[str, Figure]] = []
@@ -713,4 +723,7 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"measured.{key}", value))
     out.append(("nvl72.spine_copper_cables", NVL72_SPINE_COPPER_CABLES))
     out.append(("nvl72.spine_optics_power", NVL72_SPINE_OPTICS_POWER))
+    out.append(("superpod.leaf_switches", SUPERPOD_LEAF_SWITCHES))
+    out.append(("superpod.spine_switches", SUPERPOD_SPINE_SWITCHES))
+    out.append(("ib.qm9700_ports", QM9700_PORTS))
     return out

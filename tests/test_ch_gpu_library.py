@@ -163,3 +163,67 @@ def test_cluster_step_and_animation():
     assert player.captions[0].startswith("Before step 1")
     with pytest.raises(cl.CollectivesError, match="at most 3"):
         draw.cluster_schedule_animation(sched, 4, max_frames=4)
+
+
+# -- NCCL's model as the GPU chapters use it (hand-derived from NCCL 2.30.7's tables) --
+
+NODE = cl.nvswitch_node("dgx-h100")
+
+
+def test_h100_ring_ceiling_is_nccls_count_of_the_nvlinks():
+    comm = cl.nccl.comm_for(NODE)
+    prof, ring = comm.profile, comm.graphs["ring"]
+    assert prof.nvlink_links * float(prof.nvlink_link_bw) == pytest.approx(370.8)   # 18 x 20.6
+    assert ring.channels * ring.bw_intra == pytest.approx(360.0)                     # 12 x 30
+    by = {(p.algorithm, p.protocol): p for p in cl.nccl.predict_all("all_reduce", 8 * 2**30, comm)}
+    assert by["RING", "SIMPLE"].bus_bandwidth == pytest.approx(360e9, rel=1e-5)
+    assert by["RING", "LL"].bus_bandwidth == pytest.approx(141e9, rel=1e-5)          # llMaxBws, Hopper
+    assert by["NVLS", "SIMPLE"].bus_bandwidth > 450e9                                 # above the line rate
+
+
+def test_small_all_reduce_on_one_node_costs_the_base_latency():
+    e = cl.estimate("all_reduce", NODE, 8, model="nccl")
+    assert (e.nccl_algorithm, e.protocol) == ("RING", "LL")
+    # base 6.6 us + 2(N-1) = 14 steps x 0.6 us (NVLink, ring, LL)
+    assert e.nccl_time == pytest.approx(6.6e-6 + 14 * 0.6e-6, rel=1e-3)
+    assert e.bound.time < 1e-6
+
+
+def test_all_to_all_cliff_from_one_node_to_two():
+    V = 2**30
+    one = cl.estimate("all_to_all", NODE, V, model="nccl")
+    two = cl.estimate("all_to_all", cl.GpuCluster("dgx-h100", 2), V, model="nccl")
+    # two nodes: half of each buffer leaves through the GPU's own NIC at NCCL's 48 GB/s
+    assert two.time == pytest.approx(0.5 * V / 48e9, rel=0.06)
+    assert 3.5 < two.time / one.time < 4.5
+
+
+def test_tree_keeps_larger_messages_as_nodes_grow():
+    sizes = [2**k for k in range(12, 35)]
+
+    def crossing(m):
+        comm = cl.nccl.comm_for(cl.GpuCluster("dgx-h100", m), nvls=False)
+        best = {a: [min(p.time for p in cl.nccl.predict_all("all_reduce", s, comm) if p.algorithm == a)
+                    for s in sizes] for a in ("TREE", "RING")}
+        return cl.analysis.crossover(sizes, best["TREE"], best["RING"])
+
+    x4, x16, x64 = crossing(4), crossing(16), crossing(64)
+    assert x4 < x16 < x64
+
+
+def test_superpod_switch_counts_follow_from_the_ports():
+    pod = cl.superpod()
+    ports = int(cl.hardware.QM9700_PORTS.value)
+    up = ports - pod.nodes_per_su
+    assert pod.num_leaves == int(cl.hardware.SUPERPOD_LEAF_SWITCHES.value) == 32
+    assert pod.num_leaves * up // ports == int(cl.hardware.SUPERPOD_SPINE_SWITCHES.value) == 16
+    assert pod.links.bandwidth[pod.links.src == pod.spine_node].sum() == pytest.approx(
+        pod.num_ranks * pod.nic_bandwidth)                                             # 1024 x 50 GB/s
+
+
+def test_dp_under_tp_in_nccls_model_is_one_rail_ring():
+    su = cl.GpuCluster("dgx-h100", 32)
+    shard = 8192 * 28672 * 2 // 8
+    e = cl.estimate("all_reduce", su, shard, axes="node", model="nccl")
+    assert e.nccl_algorithm == "RING" and e.group_size == 32
+    assert e.bound.time < e.time

@@ -98,6 +98,36 @@ def sharp_all_reduce(n: int) -> Schedule:
                                       "multicasts the sum; each byte crosses each link once")
 
 
+def sharp_all_reduce_streamed(n: int) -> Schedule:
+    """SHARP all-reduce as the switch streams it, one chunk of ``V/n`` at a time.
+
+    Step k sends chunk k up from every rank (the switch adds the n copies as
+    they arrive) and chunk k-1's sum down to every rank, so ``n + 1`` steps
+    move the same bytes as :func:`sharp_all_reduce`. It shows what the switch
+    holds: only the chunk in flight, never the whole array (the drawing
+    :func:`collectives_lib.draw.sharp_stream_animation` plays it).
+    """
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"sharp_all_reduce_streamed needs at least 2 ranks, got {n!r}")
+    r = np.arange(n)
+    steps = []
+    for k in range(n + 1):
+        src, dst, op, boxes = [], [], [], []
+        if k < n:          # chunk k goes up and is summed in the switch
+            src.append(r), dst.append(np.full(n, n)), op.append(np.full(n, REDUCE))
+            boxes.append(np.full(n, k))
+        if k > 0:          # the sum of chunk k-1 comes down to everyone
+            src.append(np.full(n, n)), dst.append(r), op.append(np.full(n, COPY))
+            boxes.append(np.full(n, k - 1))
+        what = ("chunk 1 up" if k == 0 else f"chunk {k} down" if k == n else
+                f"chunk {k + 1} up, chunk {k} down")
+        steps.append(Step(Traffic.make(np.concatenate(src), np.concatenate(dst), np.concatenate(op), 1.0 / n),
+                          boxes_array([(np.concatenate(boxes), 1)], len(np.concatenate(src))), what))
+    return Schedule.local("all_reduce", "sharp", n, (n,), steps, routing="routed", agents=("switch",),
+                          description="SHARP, chunk by chunk: each step one chunk goes up and is "
+                                      "summed in the switch while the previous chunk's sum comes down")
+
+
 def nvls_all_reduce(n: int) -> Schedule:
     """NCCL's NVLS all-reduce: a multimem load-reduce, then a multimem store.
 

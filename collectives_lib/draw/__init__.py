@@ -65,6 +65,9 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.schemes` -- tree, hierarchical and in-network all-reduce schematics;
 * :mod:`~collectives_lib.draw.server` -- a server's PCIe tree with the GPUDirect RDMA path, and a
   full mesh against a switch.
+* :mod:`~collectives_lib.draw.cuts` -- the bandwidth across every split of a cluster;
+* :mod:`~collectives_lib.draw.compare` -- two systems' times side by side;
+* :mod:`~collectives_lib.draw.nvswitch` -- what an NVSwitch holds while SHARP streams through it.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -81,9 +84,12 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
 
 from .alpha_beta import draw_message_time, draw_ring_bytes, draw_ring_time
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
+from .compare import draw_paired_times
+from .cuts import draw_cut_sweep
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
+from .nvswitch import draw_algorithm_sweep, in_flight_states, sharp_stream_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
@@ -111,4 +117,5 @@ __all__ = [
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
     "draw_message_time", "draw_ring_time", "draw_ring_bytes", "draw_tree_all_reduce",
     "draw_hierarchical_all_reduce", "draw_in_network_all_reduce", "draw_pcie_tree", "draw_mesh_and_switch",
+    "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
 ]

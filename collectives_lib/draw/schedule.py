@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..schedule import Schedule, expand_box
-from ..topology import Topology
+from ..topology import Switch, Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
                     RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
                     tint)
@@ -73,7 +73,7 @@ def replay_states(schedule: Schedule, states=None):
     return replay(schedule, elements=1)
 
 
-def _written(schedule: Schedule, step: int):
+def written_slots(schedule: Schedule, step: int):
     """(participant, slot, op) for every slot written in step ``step`` (0-based)."""
     st = schedule.steps[step]
     t = st.traffic
@@ -177,7 +177,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     ax.add_collection(hatches, autolim=False)
     written = None
     if show_written and after >= 1:
-        wp, ws, wop = _written(schedule, after - 1)
+        wp, ws, wop = written_slots(schedule, after - 1)
         if len(wp):
             wx = col[ws] + 0.05
             wy = -wp - 0.42
@@ -303,6 +303,17 @@ def _arrow_paths(schedule: Schedule, step: int, topology, kind, pos, node_r):
                 else:
                     pts += [p + vec * node_r, q - vec * node_r]
             paths.append(np.array(pts, dtype=float))
+        elif kind == "switch":
+            # GPU -> switch -> GPU: up the sender's spoke, down the receiver's; the piece
+            # between the two spokes lies under the switch box. Sends run on one side of a
+            # spoke and receives on the other, so a GPU's two directions do not overlap.
+            def spoke(g, side):
+                out = pos[g] / np.hypot(*pos[g])
+                nrm = np.array([out[1], -out[0]]) * offset * 1.6 * side
+                return pos[g] - out * node_r * 1.15 + nrm, out * SWITCH_HALF * 1.05 + nrm
+            p_out, p_in = spoke(s, 1.0)
+            q_out, q_in = spoke(d, -1.0)
+            paths.append(np.array([p_out, p_in, q_in, q_out]))
         else:
             p, q = pos[s], pos[d]
             v = q - p
@@ -311,6 +322,16 @@ def _arrow_paths(schedule: Schedule, step: int, topology, kind, pos, node_r):
             nrm = np.array([u[1], -u[0]]) * offset
             paths.append(np.array([p + u * node_r * 1.15 + nrm, q - u * node_r * 1.15 + nrm]))
     return paths, t.op.astype(int)
+
+
+#: Half the side of the NVSwitch box a ring-on-a-switch drawing puts in the middle.
+SWITCH_HALF = 0.3
+
+
+def _through_switch(schedule: Schedule, topology) -> bool:
+    """Whether the ranks talk through a switch that takes no part itself (a ring on an
+    NVSwitch node): then every arrow is drawn GPU -> switch -> GPU."""
+    return isinstance(topology, Switch) and not schedule.agents and topology.num_ranks == schedule.num_ranks
 
 
 def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | None = None, ax=None, *,
@@ -333,8 +354,10 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
 
     lay = schedule_layout(schedule, topology)
     kind, pos, node_r = lay.kind, lay.positions, lay.radius
+    if kind == "ring" and _through_switch(schedule, topology):
+        kind = "switch"
     R, P = schedule.num_ranks, schedule.num_participants
-    fig, ax = axes_for(ax, None if ax is not None else (3.4 if kind == "ring" else
+    fig, ax = axes_for(ax, None if ax is not None else (3.4 if kind in ("ring", "switch") else
                                                         max(3.0, min(5.4, 1.2 + 0.26 * topology.dims[1]))))
     # ranks coloured by their local index in their group
     local = np.zeros(P, dtype=int)
@@ -351,6 +374,12 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         grid_ticks(ax, X, Y, fontsize=FONT["small"])
     else:
         nodes = draw_circles(ax, pos[:R], node_r, face)
+        if kind == "switch":
+            h = SWITCH_HALF
+            ax.add_patch(FancyBboxPatch((-h, -h), 2 * h, 2 * h, boxstyle="round,pad=0.02", facecolor="white",
+                                        edgecolor=TEXT_COLOR, lw=1.2, zorder=3))
+            ax.text(0, 0, "NVSwitch" if topology.link_class == "nvlink" else "switch", ha="center",
+                    va="center", fontsize=FONT["small"], zorder=4)
         for a in range(R, P):
             w = 0.34
             ax.add_patch(FancyBboxPatch(pos[a] - [w / 2, 0.1], w, 0.2, boxstyle="round,pad=0.02",
@@ -397,7 +426,9 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
                  else step_title(schedule, step))
     ax.set_title(title, fontsize=FONT["label"])
     n_t = 0 if step is None else len(schedule.steps[step])
-    alt = (f"{R} ranks " + ("on the torus grid" if kind == "grid" else "on a circle")
+    where = {"grid": "on the torus grid", "switch": "on a circle around the switch, every arrow going up "
+             "into the switch and down to its receiver"}.get(kind, "on a circle")
+    alt = (f"{R} ranks " + where
            + (f" with {n_t} arrows for the transfers of step {step + 1}" if step is not None else "") + ".")
     return {"arrows": arrows, "heads": heads, "nodes": nodes, "labels": texts,
             "figure": fig, "axes": ax, "alt": alt}
@@ -604,7 +635,7 @@ def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, state
     fig, axes = panel_axes(ax, n, nrows=nrows, height=None if ax is not None else 1.0 + 1.3 * nrows)
     written = np.zeros((n, n, n), dtype=bool)
     if after >= 1:
-        wp, ws, _ = _written(schedule, after - 1)
+        wp, ws, _ = written_slots(schedule, after - 1)
         local = {int(g): i for i, g in enumerate(members)}
         coords = np.unravel_index(ws, schedule.slot_shape)
         for p, o, d in zip(wp.tolist(), coords[0].tolist(), coords[1].tolist()):

@@ -667,8 +667,12 @@ def draw_switch(topology: Switch, ax=None, *, link_values=None, value_label: str
     if link_values is not None:
         cbar = value_colorbar(fig, ax, cmap, norm, value_label)
     else:
-        class_legend(ax, [(klass, f"{LINK_LABELS[klass]}, {bw}\neach way per {unit}")],
-                     loc="lower right", bbox=(1.0, 0.0))
+        if n <= 16:   # the corner is empty beside a small star
+            class_legend(ax, [(klass, f"{LINK_LABELS[klass]}, {bw}\neach way per {unit}")],
+                         loc="lower right", bbox=(1.0, 0.0))
+        else:         # a full circle of GPUs fills the corners: the legend goes below it
+            class_legend(ax, [(klass, f"{LINK_LABELS[klass]}, {bw} each way per {unit}")],
+                         loc="upper center", bbox=(0.5, -0.01))
     alt = (f"{n} {unit}s on a circle around one {sw_name}, each joined to it by a "
            f"{LINK_LABELS[klass]} link of {bw} each way.")
     return {"nodes": nodes, "links": coll, "switch": sw, "labels": texts, "colorbar": cbar,
