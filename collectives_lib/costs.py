@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 
-from .errors import CollectivesError, check_num_ranks
+from .errors import CollectivesError
+from .validate import check_num_ranks
 
 
 def _log2(n: int) -> int:

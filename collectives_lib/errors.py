@@ -25,12 +25,6 @@ def require(condition: bool, message: str) -> None:
         raise CollectivesError(message)
 
 
-def check_num_ranks(n: int, *, what: str = "number of ranks N") -> int:
-    """Return ``n`` as an int if it is a whole number >= 1, else raise."""
-    from .validate import whole
-    return whole(n, what)
-
-
 def check_power_of_two(n: int, algorithm: str) -> None:
     """Raise unless ``n`` is a power of two (recursive doubling and friends)."""
     if n < 1 or n & (n - 1):

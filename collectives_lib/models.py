@@ -36,13 +36,12 @@ import numpy as np
 from . import nccl, validate
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
-from .builders import build_named, buildable, closed_form_instead, entries, group_for, reasons, steps_estimate
+from .builders import build_named, buildable, check_options, closed_form_instead, entries, group_for, reasons, steps_estimate
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .schedule import Schedule
 from .simulate import Result, simulate, simulate_sizes
 from .topology import Topology, Torus
-from .validate import options as check_options
 from .units import DTYPES, check_nbytes, element_size, format_bytes, format_rate, format_time
 
 MODELS = ("ideal", "nccl")

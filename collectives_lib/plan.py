@@ -25,7 +25,7 @@ from . import analysis
 from .builders import build_named, reasons as _reasons_for
 from .collective import collective as as_collective
 from .errors import CollectivesError
-from .validate import options as check_options
+from .builders import check_options
 from .schedule import Schedule
 
 

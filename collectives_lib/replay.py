@@ -21,7 +21,7 @@ import numpy as np
 
 from . import validate
 from .errors import ScheduleError
-from .schedule import COPY, REDUCE, Schedule, box_fraction, expand_box
+from .schedule import COPY, REDUCE, Schedule, box_fraction, check_schedule, expand_box
 
 MAX_REPLAY_GROUP = 64  # contributions are bit masks in uint64
 
@@ -50,7 +50,7 @@ class State:
 
 def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple[State, np.ndarray]:
     """The state before step 1 and the inputs ``x[global rank, slot, element]``."""
-    validate.schedule(schedule)
+    check_schedule(schedule)
     elements = validate.whole(elements, "elements (numbers per slot)")
     seed = validate.whole(seed, "seed", minimum=0)
     if schedule.group_size > MAX_REPLAY_GROUP:
@@ -174,7 +174,7 @@ def _slot_box(schedule: Schedule, slot: int):
 
 def replay(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> list[State]:
     """States before step 1 and after every step: ``len == num_steps + 1``."""
-    validate.schedule(schedule)
+    check_schedule(schedule)
     state, _ = initial_state(schedule, elements, seed)
     states = [state]
     for k in range(schedule.num_steps):
@@ -236,7 +236,7 @@ def check(schedule: Schedule, *, elements: int = 2, seed: int = 0) -> Checked:
     >>> check(build("all_gather", 4, "ring"))
     checked ring all_gather, 4 ranks, 3 steps: every rank's result, every transfer's bytes
     """
-    validate.schedule(schedule)
+    check_schedule(schedule)
     check_fractions(schedule)
     states = replay(schedule, elements=elements, seed=seed)
     final = states[-1]
@@ -293,7 +293,7 @@ def replay_inputs(schedule: Schedule, inputs) -> list[State]:
 
     Introduced in the chapter *All-to-all: a sharded transpose*.
     """
-    validate.schedule(schedule)
+    check_schedule(schedule)
     try:
         x = np.asarray(inputs, dtype=float)
     except (TypeError, ValueError):
@@ -332,7 +332,7 @@ def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
 
     Introduced in the chapter *Inside all-gather: rings, chains and two axes*.
     """
-    validate.schedule(schedule)
+    check_schedule(schedule)
     if schedule.collective != "all_gather":
         raise ScheduleError(
             f"arrival_steps is for all-gather schedules, got a {schedule.collective}"

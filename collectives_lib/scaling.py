@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CollectivesError, check_num_ranks
+from .errors import CollectivesError
+from .validate import check_num_ranks
 
 
 @dataclass(frozen=True)

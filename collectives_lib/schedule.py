@@ -562,7 +562,7 @@ def dual(schedule: Schedule, *, algorithm: str | None = None) -> Schedule:
     Reverse the steps, reverse every transfer, and reduce where the all-gather
     copied: each chunk's broadcast tree becomes a reduction tree into its owner.
     """
-    validate.schedule(schedule, "schedule")
+    check_schedule(schedule, "schedule")
     to = schedule.collective.dual
     if to is None:
         raise CollectivesError(f"{schedule.collective} has no dual here")
@@ -621,8 +621,8 @@ def _dual_stage(stage: str) -> str:
 def concat(first: Schedule, second: Schedule, *, collective: str, algorithm: str,
            pipelined: bool | None = None, description: str = "") -> Schedule:
     """Run ``second`` after ``first`` (all-reduce = reduce-scatter, then all-gather)."""
-    validate.schedule(first, "first")
-    validate.schedule(second, "second")
+    check_schedule(first, "first")
+    check_schedule(second, "second")
     if (first.num_ranks != second.num_ranks or first.slot_shape != second.slot_shape
             or not np.array_equal(first.groups, second.groups)):
         raise CollectivesError("concat needs schedules over the same ranks and slots")
@@ -660,7 +660,7 @@ def reduce_scatter_from(ag: Schedule) -> Schedule:
     Rings are mirrored first, so that a ring reduce-scatter sends to the right
     like its all-gather (any direction would do; this one reads like the textbook).
     """
-    validate.schedule(ag, "ag")
+    check_schedule(ag, "ag")
     if ag.algorithm in ("ring", "bidirectional_ring") and len(ag.group_shape) == 1 \
             and ag.num_groups == 1 and not ag.agents and ag.slot_shape == ag.group_shape:
         return dual(reflect(ag))
@@ -669,7 +669,15 @@ def reduce_scatter_from(ag: Schedule) -> Schedule:
 
 def all_reduce_from(ag: Schedule, *, rs: Schedule | None = None, algorithm: str | None = None) -> Schedule:
     """All-reduce as reduce-scatter followed by all-gather (twice the cost of either)."""
-    validate.schedule(ag, "ag")
+    check_schedule(ag, "ag")
     rs = rs if rs is not None else reduce_scatter_from(ag)
     return concat(rs, ag, collective="all_reduce", algorithm=algorithm or ag.algorithm,
                   description=f"{ag.algorithm} reduce-scatter, then {ag.algorithm} all-gather")
+
+
+def check_schedule(value, what: str = "schedule"):
+    """A :class:`~collectives_lib.schedule.Schedule`, else an error saying how to build one."""
+    if isinstance(value, Schedule):
+        return value
+    raise CollectivesError(f"{what} must be a Schedule (such as cl.build('all_reduce', ring, 'ring')), "
+                           f"got {value!r}")

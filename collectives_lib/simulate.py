@@ -33,8 +33,8 @@ import numpy as np
 from . import validate
 from .collective import Collective
 from .errors import CollectivesError
-from .schedule import REDUCE, Schedule, Traffic
-from .topology import Topology
+from .schedule import REDUCE, Schedule, Traffic, check_schedule
+from .topology import Topology, check_topology
 from .units import format_bytes, format_rate, format_time
 
 
@@ -278,8 +278,8 @@ def _overhead(overhead) -> float:
 
 
 def _inputs(schedule, topology, element_size) -> None:
-    validate.schedule(schedule)
-    validate.topology(topology)
+    check_schedule(schedule)
+    check_topology(topology)
     validate.whole(element_size, "element_size (bytes)")
 
 

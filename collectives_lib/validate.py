@@ -28,12 +28,12 @@ from .errors import CollectivesError
 from .units import MAX_BYTES, check_nbytes  # noqa: F401  (the largest size: far beyond any memory, times stay finite)
 
 
-def _is_bool(value) -> bool:
+def is_bool(value) -> bool:
     return isinstance(value, (bool, np.bool_))
 
 
 def _real(value, what: str, allowed: str) -> float:
-    if _is_bool(value) or not isinstance(value, (numbers.Real, str)) and not hasattr(value, "__float__"):
+    if is_bool(value) or not isinstance(value, (numbers.Real, str)) and not hasattr(value, "__float__"):
         raise CollectivesError(f"{what} must be {allowed}, got {value!r}")
     try:
         return float(value)
@@ -83,7 +83,7 @@ def latency(value, what: str = "latency (s per hop)") -> float:
 
 def whole(value, what: str, *, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``: an int or numpy integer, never a bool, a float or a string."""
-    if _is_bool(value) or not isinstance(value, numbers.Integral):
+    if is_bool(value) or not isinstance(value, numbers.Integral):
         raise CollectivesError(f"{what} must be a whole number >= {minimum}, got {value!r}")
     if int(value) < minimum:
         raise CollectivesError(f"{what} must be >= {minimum}, got {int(value)}")
@@ -92,7 +92,7 @@ def whole(value, what: str, *, minimum: int = 1) -> int:
 
 def flag(value, what: str):
     """``value`` as a bool: only True or False (a string such as "no" is not False)."""
-    if not _is_bool(value):
+    if not is_bool(value):
         raise CollectivesError(f"{what} must be True or False, got {value!r}")
     return bool(value)
 
@@ -108,11 +108,11 @@ def dims(value, what: str = "torus axis sizes") -> tuple[int, ...]:
         raise CollectivesError(
             f"{what} must be a tuple of whole numbers such as (4, 4), got the string {value!r}; "
             f"a spec such as 'torus:{value}' is read by cl.parse_topology")
-    items = tuple(value) if _iterable(value) else (value,)
+    items = tuple(value) if iterable(value) else (value,)
     if not items:
         raise CollectivesError(f"{what} must name at least one axis, such as (8,) or (4, 4), got {value!r}")
     for d in items:
-        if _is_bool(d) or not isinstance(d, numbers.Integral) or int(d) < 1:
+        if is_bool(d) or not isinstance(d, numbers.Integral) or int(d) < 1:
             raise CollectivesError(f"{what} must be whole numbers >= 1, got {d!r} in {value!r}")
     return tuple(int(d) for d in items)
 
@@ -121,71 +121,39 @@ def axes(value):
     """The axes a collective spans: None (all), one name or index, or a non-empty list of them."""
     if value is None:
         return None
-    if isinstance(value, (str, numbers.Integral)) and not _is_bool(value):
+    if isinstance(value, (str, numbers.Integral)) and not is_bool(value):
         if isinstance(value, str) and not value.strip():
             raise CollectivesError("axes must name an axis, such as 'x' or ('x', 'y'), got ''")
         return [value]
-    if not _iterable(value):
+    if not iterable(value):
         raise CollectivesError(f"axes must be an axis name such as 'x', a list of them, or None, got {value!r}")
     items = list(value)
     if not items:
         raise CollectivesError(f"axes must name at least one axis (None means every axis), got {value!r}")
     for a in items:
-        if _is_bool(a) or not isinstance(a, (str, numbers.Integral)):
+        if is_bool(a) or not isinstance(a, (str, numbers.Integral)):
             raise CollectivesError(f"axes must be axis names such as 'x' or indices, got {a!r} in {value!r}")
     return items
-
-
-def topology(value, what: str = "topology"):
-    """A :class:`~collectives_lib.topology.Topology`, else an error with the way to make one."""
-    from .topology import Topology
-    if isinstance(value, Topology):
-        return value
-    hint = (f"; parse a spec such as {value!r} with cl.parse_topology({value!r}, bandwidth=...)"
-            if isinstance(value, str) else "")
-    raise CollectivesError(f"{what} must be a Topology (such as cl.Ring(8, bandwidth=45e9)), "
-                           f"got {value!r}{hint}")
-
-
-def schedule(value, what: str = "schedule"):
-    """A :class:`~collectives_lib.schedule.Schedule`, else an error saying how to build one."""
-    from .schedule import Schedule
-    if isinstance(value, Schedule):
-        return value
-    raise CollectivesError(f"{what} must be a Schedule (such as cl.build('all_reduce', ring, 'ring')), "
-                           f"got {value!r}")
-
-
-def options(collective, options: dict) -> dict:
-    """Raise for an option no builder reads (naming the ones there are); check the roots' types."""
-    from .builders import OPTIONS
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise CollectivesError(
-            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for "
-            f"{collective}; the options are: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
-    for key in ("root", "src", "dst"):
-        value = options.get(key)
-        if value is None or _iterable(value):
-            continue
-        if _is_bool(value) or not isinstance(value, numbers.Integral):
-            raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
-    return options
 
 
 def root(value, group_size: int, num_groups: int = 1, what: str = "root") -> int:
     """A root rank: a whole number 0 .. group_size - 1 (local to its group when there are several)."""
     where = "" if num_groups == 1 else f" of its group ({num_groups} groups of {group_size} ranks)"
-    if _is_bool(value) or not isinstance(value, numbers.Integral):
+    if is_bool(value) or not isinstance(value, numbers.Integral):
         raise CollectivesError(f"{what} must be a whole-number rank, got {value!r}")
     if not 0 <= int(value) < group_size:
         raise CollectivesError(f"{what} must be a rank 0..{group_size - 1}{where}, got {int(value)}")
     return int(value)
 
 
-def _iterable(value) -> bool:
+def iterable(value) -> bool:
     try:
         iter(value)
     except TypeError:
         return False
     return True
+
+
+def check_num_ranks(n: int, *, what: str = "number of ranks N") -> int:
+    """Return ``n`` as an int if it is a whole number >= 1, else raise."""
+    return whole(n, what)

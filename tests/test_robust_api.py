@@ -167,10 +167,11 @@ def test_one_rank_moves_nothing_and_says_so():
 
 
 def test_the_checks_live_in_one_module():
-    """The topologies use validate's checks, not copies of their own."""
+    """The topologies use validate's checks, and plan the builders' option check, not copies of their own."""
     from collectives_lib.topology import core
     assert core.positive is validate.positive and core.nonnegative is validate.nonnegative
-    assert cl.plan.check_options is validate.options
+    from collectives_lib import builders
+    assert cl.plan.check_options is builders.check_options
 
 
 # -- property: any values, in any position, to the public entry points -----------------------

@@ -25,6 +25,8 @@ GPU collectives.
 
 from __future__ import annotations
 
+import numbers
+
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -184,3 +186,17 @@ def _where(group: Group) -> str:
     return f"{group.topology!r}{over}"
 
 
+def check_options(collective, options: dict) -> dict:
+    """Raise for an option no builder reads (naming the ones there are); check the roots' types."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise CollectivesError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for "
+            f"{collective}; the options are: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
+    for key in ("root", "src", "dst"):
+        value = options.get(key)
+        if value is None or validate.iterable(value):
+            continue
+        if validate.is_bool(value) or not isinstance(value, numbers.Integral):
+            raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
+    return options

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import hardware as hw
-from ..errors import CollectivesError, check_num_ranks
+from ..errors import CollectivesError
+from ..validate import check_num_ranks
 from .. import validate
 from .core import LinkBuilder, Links, Routes, Topology, positive
 

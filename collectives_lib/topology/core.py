@@ -287,3 +287,11 @@ class Topology:
         return float(links.bandwidth[links.src == node].sum())
 
 
+def check_topology(value, what: str = "topology"):
+    """A :class:`~collectives_lib.topology.Topology`, else an error with the way to make one."""
+    if isinstance(value, Topology):
+        return value
+    hint = (f"; parse a spec such as {value!r} with cl.parse_topology({value!r}, bandwidth=...)"
+            if isinstance(value, str) else "")
+    raise CollectivesError(f"{what} must be a Topology (such as cl.Ring(8, bandwidth=45e9)), "
+                           f"got {value!r}{hint}")

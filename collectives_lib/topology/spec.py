@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from .. import hardware as hw
-from ..errors import CollectivesError, check_num_ranks
+from ..errors import CollectivesError
+from ..validate import check_num_ranks
 from ..units import format_rate, parse_size
 from .cluster import GpuCluster
 from .. import validate

@@ -9,7 +9,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import CollectivesError, check_num_ranks
+from ..errors import CollectivesError
+from ..validate import check_num_ranks
 from .. import validate
 from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt
 from .graph import disjoint_paths_between
@@ -38,7 +39,7 @@ class Torus(Topology):
     def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
                  bidirectional: bool = True, link_class: str = "link"):
         dims = validate.dims(dims)
-        if validate._is_bool(wraparound):
+        if validate.is_bool(wraparound):
             wrap = (bool(wraparound),) * len(dims)
         elif isinstance(wraparound, str) or not np.iterable(wraparound):
             raise CollectivesError(f"wraparound must be True, False or one of them per axis, got {wraparound!r}")
