@@ -249,6 +249,11 @@ def sweep_sizes(minbytes, maxbytes, stepfactor: float) -> list[int]:
     return sizes
 
 
+def _gbps(e, rate: float) -> str:
+    """A bandwidth column of the sweep table: ``n/a`` where one rank moves nothing."""
+    return f"{'n/a':>8}" if e.moves_nothing else f"{rate / 1e9:>8.2f}"
+
+
 def _sweep(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     sizes = sweep_sizes(args.minbytes, args.maxbytes, args.stepfactor)
@@ -271,7 +276,7 @@ def _sweep(args, out) -> int:
     for e in rows:
         label = e.algorithm + (f"/{e.protocol}" if e.protocol else "")
         out.write(f"  {e.nbytes:>12d} {e.nbytes // esize:>12d} {e.dtype:>8} {label:>22} "
-                  f"{e.time * 1e6:>11.2f} {e.algbw / 1e9:>8.2f} {e.busbw / 1e9:>8.2f} "
+                  f"{e.time * 1e6:>11.2f} {_gbps(e, e.algbw)} {_gbps(e, e.busbw)} "
                   f"{e.bound.time * 1e6:>11.2f} {e.efficiency:>5.0%}\n")
     notes = sorted({e.note for e in rows if e.note})
     if notes:

@@ -216,3 +216,10 @@ def test_run_refuses_before_starting_any_process(argv, words):
     code, out, err = _run(argv)
     assert code == 2 and words in err and err.count("\n") == 1 and out == "", err
     assert err.startswith("collectives run: error: ")
+
+
+def test_one_rank_sweep_prints_no_bandwidth():
+    code, out, _ = _run(["sweep", "-t", "ring:1", "--bandwidth", "1e9", "-c", "all_reduce", "-b", "8", "-e", "16"])
+    rows = [line.split() for line in out.splitlines() if not line.startswith("#")]
+    assert code == 0 and len(rows) == 2
+    assert all(row[5:7] == ["n/a", "n/a"] for row in rows), rows
