@@ -59,7 +59,8 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.schedule` and :mod:`~collectives_lib.draw.cluster` -- schedules
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
-* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines.
+* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.crossover` -- algorithms against message size, the fastest per size.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -77,6 +78,7 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
+from .crossover import draw_size_crossover
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
@@ -101,4 +103,5 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
+    "draw_size_crossover",
 ]
