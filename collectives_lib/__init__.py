@@ -54,12 +54,12 @@ toc = (
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
     ("Modules", ("analysis", "builders", "costs", "hardware", "nccl", "scaling", "units", "workloads",
-                 "draw", "explore", "mpi", "cli")),
+                 "draw", "explore", "mpi", "cli", "validation")),
 )
 
 __all__ = [name for _, names in toc for name in names]
 
-_LAZY = {"draw", "explore", "mpi", "cli"}
+_LAZY = {"draw", "explore", "mpi", "cli", "validation"}
 
 
 def __getattr__(name: str):
