@@ -62,6 +62,7 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
 * :mod:`~collectives_lib.draw.crossover` -- algorithms against message size, the fastest per size;
 * :mod:`~collectives_lib.draw.training` -- a training step in time (DDP's bucketed backward pass);
+* :mod:`~collectives_lib.draw.scaling` -- Amdahl's law, the slowest of n chips, GPipe, a straggler;
 * :mod:`~collectives_lib.draw.validation` -- published nccl-tests runs against the two models.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
@@ -92,6 +93,7 @@ from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIG
                     PANEL_COLOR, PANEL_EDGE_COLOR, PATH_STYLES, RANK_COLORS, RANK_HATCHES, REGIME_COLORS,
                     ROUTE_COLOR, SLOT_EDGE_COLOR, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE,
                     color_for, rank_color, rank_colors, rank_hatch)
+from .scaling import draw_amdahl, draw_gpipe, draw_slowest_tail, draw_straggler_step
 from .training import draw_ddp_timeline
 from .validation import draw_measured_vs_models
 from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
@@ -108,4 +110,5 @@ __all__ = [
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
     "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models",
+    "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
 ]

@@ -24,7 +24,8 @@ def draw_measured_vs_models(collective, num_ranks: int, sizes, measured, nccl=No
     ``sizes`` in bytes (nccl-tests' convention), ``measured``, ``nccl`` and
     ``ideal`` the times in seconds at those sizes (either model may be None);
     bus bandwidth is ``size / time`` times the collective's busbw factor for
-    ``num_ranks``. The title gets the median error of NCCL's model appended.
+    ``num_ranks``. The title gets the median error of NCCL's model appended (the
+    error of median absolute value, with its sign, as :func:`collectives_lib.validation.summarize`).
     With no sizes (a machine and collective nobody has published) the panel
     says so.
 
@@ -66,8 +67,8 @@ def draw_measured_vs_models(collective, num_ranks: int, sizes, measured, nccl=No
             models.append(ax.plot(sizes, busbw[k], ls=ls, color=style[0], lw=1.6, label=k)[0])
     err = None
     if nccl is not None:
-        err = float(np.median((np.asarray(nccl, dtype=float) - np.asarray(measured, dtype=float))
-                              / np.asarray(measured, dtype=float)))
+        e = (np.asarray(nccl, dtype=float) - np.asarray(measured, dtype=float)) / np.asarray(measured, dtype=float)
+        err = float(e[np.argsort(np.abs(e))[len(e) // 2]])     # the median by size, by |error|, signed
     ax.set_xscale("log", base=2)
     ax.minorticks_off()
     lo, hi = int(np.floor(np.log2(sizes[0]))), int(np.ceil(np.log2(sizes[-1])))
