@@ -263,3 +263,29 @@ def test_ddp_buckets_fill_in_backward_order_and_wait_for_each_other():
 def test_ddp_backward_refuses_bad_input(sizes, times, cap):
     with pytest.raises(cl.CollectivesError):
         cl.workloads.ddp_backward(cl.GpuCluster("dgx-h100", 2), sizes, times, bucket_bytes=cap)
+
+
+# --- measure_it_yourself: the published runs its explorer shows --------------------
+
+CHAPTER_RUNS = ("h100x4of8-allreduce-ncclcollbench", "h100x4of8-allgather-ncclcollbench",
+                "h100x4of8-reducescatter-ncclcollbench", "dgxh100x8-nvls-allreduce-dgxc-bench",
+                "h100x8-ring-reducescatter-nccl1047", "h100x8-2node-ib-allreduce-issue309-qoofyk",
+                "h100x8-4node-ib-vm-allreduce-issue309-qoofyk", "h100x8-8node-ib-allreduce-issue309-gjaion",
+                "azure-nda100v4-a100x8-allreduce-busbw-only", "b200x8-allreduce-vultr-poc",
+                "b200x8-allgather-vultr-poc", "b200x8-reducescatter-vultr-poc", "b200x8-alltoall-vultr-poc",
+                "lambda-b200x8-2node-ib-allreduce-dstack", "b200x8-2node-gib-allgather-dranet",
+                "gb200-nvl72-1rack-allreduce-coreweave")
+
+
+def test_the_chapters_runs_exist_and_are_modelled():
+    for run_id in CHAPTER_RUNS:
+        run = cl.validation.run(run_id)
+        assert run.modelled, run_id
+
+
+def test_dgx_h100_nvls_run_is_predicted_within_its_goal():
+    """The docstring's example: 4 GiB measured 15,749 us, NCCL's model 16,251 us (+3.2%)."""
+    rows = cl.validation.compare(cl.validation.run("dgxh100x8-nvls-allreduce-dgxc-bench"))
+    big = [r for r in rows if r.nbytes == 4 * 2**30][0]
+    assert big.measured == pytest.approx(15749e-6, rel=1e-3)
+    assert big.error == pytest.approx(0.032, abs=0.002)
