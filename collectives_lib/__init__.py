@@ -54,13 +54,13 @@ toc = (
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
     ("Modules", ("analysis", "builders", "costs", "hardware", "hlo", "nccl", "scaling", "units",
-                 "wire", "workloads",
+                 "validation", "wire", "workloads",
                  "draw", "explore", "mpi", "cli")),
 )
 
 __all__ = [name for _, names in toc for name in names]
 
-_LAZY = {"draw", "explore", "mpi", "cli"}
+_LAZY = {"draw", "explore", "mpi", "cli", "validation"}
 
 
 def __getattr__(name: str):

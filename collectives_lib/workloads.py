@@ -16,6 +16,10 @@ Calculators:
   the bytes it lacks over the bandwidth of the links into it.
 * :func:`fsdp_layer` -- the all-gather chapter's worked example: gather one
   layer's sharded weights over a mesh axis while the chip computes.
+* :func:`zero_traffic` -- what data parallelism (DDP) and ZeRO stages 1, 2 and
+  3 send per step and keep in memory (chapter *Why communication decides scaling*).
+* :func:`ddp_backward` -- the backward pass with its gradients all-reduced in
+  buckets, overlapped with the layers still computing (same chapter).
 
 Introduced in the chapter *TPU cluster topology*.
 """
@@ -31,7 +35,8 @@ from .errors import CollectivesError
 from .units import format_bytes, format_flops, format_rate, format_time
 
 __all__ = ["Stage", "Pipeline", "OffloadedMatmul", "FsdpLayer", "offloaded_matmul",
-           "gather_bound", "fsdp_layer"]
+           "gather_bound", "fsdp_layer", "ZeroStage", "zero_traffic", "DdpBucket", "DdpTimeline",
+           "ddp_backward"]
 
 
 @dataclass(frozen=True)
@@ -360,3 +365,172 @@ def fsdp_layer(topology, params: float, tokens_per_chip: int, *, axes="x",
     return FsdpLayer(stages=stages, params=float(params), weight_bytes=float(weight_bytes),
                      tokens_per_chip=int(tokens_per_chip), group_size=sched.group_size,
                      algorithm=sched.algorithm, break_even_tokens=r.time / per_token)
+
+
+# ---------------------------------------------------------------------------
+# Data parallelism: ZeRO's stages and DDP's gradient buckets
+# ---------------------------------------------------------------------------
+
+#: What each ZeRO stage runs per training step, in order: (phase, collective), every
+#: one over the whole model's bytes (nccl-tests' convention: the all-gather's output,
+#: the reduce-scatter's input). Stage 0 is plain data parallelism (DDP).
+ZERO_COLLECTIVES = {
+    0: (("backward", "all_reduce"),),
+    1: (("backward", "reduce_scatter"), ("after the optimizer", "all_gather")),
+    2: (("backward", "reduce_scatter"), ("after the optimizer", "all_gather")),
+    3: (("forward", "all_gather"), ("backward", "all_gather"), ("backward", "reduce_scatter")),
+}
+ZERO_NAMES = {0: "DDP", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3"}
+
+
+@dataclass(frozen=True)
+class ZeroStage:
+    """:func:`zero_traffic`'s answer for one stage. ``calls`` lists ``(phase,
+    collective, bytes sent by the busiest GPU, time)``; ``bytes_sent`` and
+    ``time`` are their sums; ``memory`` is the model state one GPU holds
+    (parameters, gradients, optimizer state), in bytes."""
+
+    stage: int
+    name: str
+    group_size: int
+    model_bytes: float
+    calls: tuple
+    bytes_sent: float
+    time: float
+    memory: float
+
+    def __str__(self) -> str:
+        return (f"{self.name}: sends {format_bytes(self.bytes_sent)} per GPU per step "
+                f"({self.bytes_sent / self.model_bytes:.2f}x the model) in {format_time(self.time)}, "
+                f"holds {format_bytes(self.memory)} of model state")
+
+
+def zero_traffic(topology, params: float, *, stage: int, axes=None, bytes_per_param: int = 2,
+                 optimizer_bytes: int = 12, model: str | None = None) -> ZeroStage:
+    """Per-step traffic and per-GPU memory of data parallelism with ZeRO ``stage``.
+
+    ``stage`` 0 is DDP: every GPU keeps the whole model and all-reduces the
+    gradients. ZeRO (Rajbhandari et al., 2020) shards the optimizer state
+    (stage 1), also the gradients (2), also the parameters (3) over the
+    data-parallel group, which is ``axes`` of ``topology``. Stages 1 and 2
+    reduce-scatter the gradients and all-gather the updated parameters: the
+    same bytes as DDP's all-reduce. Stage 3 all-gathers the parameters in the
+    forward and again in the backward pass: 1.5 times DDP's bytes.
+
+    Bytes sent are the busiest GPU's in the ring schedule of each collective;
+    times come from :func:`collectives_lib.estimate` (``model`` as there: NCCL's
+    on GPU presets). Memory follows the ZeRO paper's mixed-precision Adam:
+    ``bytes_per_param`` each for parameters and gradients, ``optimizer_bytes``
+    (12: fp32 master weights, momentum, variance) per parameter for the
+    optimizer, sharded as the stage says.
+    """
+    from .models import estimate
+    from .plan import build
+
+    if isinstance(stage, bool) or stage not in ZERO_COLLECTIVES:
+        raise CollectivesError(f"stage must be 0 (DDP), 1, 2 or 3, got {stage!r}")
+    if not (isinstance(params, (int, float, np.integer, np.floating)) and params > 0):
+        raise CollectivesError(f"params must be a positive number of parameters, got {params!r}")
+    for name, v in (("bytes_per_param", bytes_per_param), ("optimizer_bytes", optimizer_bytes)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise CollectivesError(f"{name} must be a whole number of bytes >= 1, got {v!r}")
+    calls, group = [], None
+    model_bytes = None
+    for phase, coll in ZERO_COLLECTIVES[stage]:
+        sched = build(coll, topology, "ring", axes=axes)
+        group = sched.group_size
+        nbytes = sched.round_size(params * bytes_per_param)
+        model_bytes = float(nbytes)
+        sent = float(sched.bytes_sent(nbytes).max())
+        t = estimate(coll, topology, nbytes, axes=axes, model=model).time
+        calls.append((phase, coll, sent, float(t)))
+    p = float(params)
+    shard = {0: (1, 1, 1), 1: (1, 1, group), 2: (1, group, group), 3: (group, group, group)}[stage]
+    memory = p * (bytes_per_param / shard[0] + bytes_per_param / shard[1] + optimizer_bytes / shard[2])
+    return ZeroStage(stage, ZERO_NAMES[stage], group, model_bytes, tuple(calls),
+                     sum(c[2] for c in calls), sum(c[3] for c in calls), memory)
+
+
+@dataclass(frozen=True)
+class DdpBucket:
+    """One gradient bucket: the layers it holds (numbered in forward order), its
+    bytes, when its last gradient is ready and when its all-reduce runs."""
+
+    layers: tuple
+    nbytes: float
+    ready: float
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class DdpTimeline:
+    """:func:`ddp_backward`'s answer. ``compute`` holds ``(layer, start, end)``
+    in the order the backward pass runs (last layer first); times in seconds
+    from the start of the backward pass."""
+
+    compute: tuple
+    buckets: tuple
+    backward_end: float
+    end: float
+    unbucketed_end: float
+
+    @property
+    def exposed(self) -> float:
+        """Communication left after the backward pass has finished."""
+        return self.end - self.backward_end
+
+    @property
+    def communication(self) -> float:
+        """The all-reduces' total time, hidden or not."""
+        return sum(b.end - b.start for b in self.buckets)
+
+
+def ddp_backward(topology, layer_bytes, layer_time, *, bucket_bytes: float = 25 * 2**20, axes=None,
+                 model: str | None = None) -> DdpTimeline:
+    """The backward pass of data parallelism with its gradients all-reduced in buckets.
+
+    ``layer_bytes`` are the gradient bytes of each layer in forward order;
+    ``layer_time`` the backward compute time of each layer (one number for
+    all, or one per layer). The backward pass runs from the last layer to the
+    first. As in PyTorch DDP (Li et al., 2020), gradients fill a bucket in that
+    order until it holds at least ``bucket_bytes`` (default 25 MiB, DDP's
+    ``bucket_cap_mb``); its all-reduce starts once its last gradient is ready
+    and the previous bucket's all-reduce is done (one communication stream),
+    and runs while the earlier layers still compute. Times of the all-reduces
+    come from :func:`collectives_lib.estimate` over ``axes`` of ``topology``.
+    ``unbucketed_end`` is the end of the step if one all-reduce of every
+    gradient ran after the backward pass instead.
+    """
+    from .models import estimate
+
+    sizes = np.atleast_1d(np.asarray(layer_bytes, dtype=float))
+    if sizes.ndim != 1 or not len(sizes) or not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
+        raise CollectivesError(f"layer_bytes must be one positive byte count per layer, got {layer_bytes!r}")
+    times = np.asarray(layer_time, dtype=float)
+    times = np.full(len(sizes), float(times)) if times.ndim == 0 else times
+    if times.shape != sizes.shape or not np.all(np.isfinite(times)) or np.any(times < 0):
+        raise CollectivesError(f"layer_time must be one time >= 0 s, or one per layer "
+                               f"({len(sizes)}), got {layer_time!r}")
+    if not (isinstance(bucket_bytes, (int, float, np.integer, np.floating)) and bucket_bytes > 0):
+        raise CollectivesError(f"bucket_bytes must be a positive byte count, got {bucket_bytes!r}")
+
+    def allreduce(nbytes: float) -> float:
+        return float(estimate("all_reduce", topology, int(round(nbytes)), axes=axes, model=model).time)
+
+    compute, t = [], 0.0
+    for layer in range(len(sizes) - 1, -1, -1):
+        compute.append((layer, t, t + float(times[layer])))
+        t += float(times[layer])
+    backward_end = t
+    buckets, held, filled, free = [], [], 0.0, 0.0
+    for layer, _, done in compute:
+        held.append(layer)
+        filled += float(sizes[layer])
+        if filled >= bucket_bytes or layer == 0:
+            start = max(done, free)
+            free = start + allreduce(filled)
+            buckets.append(DdpBucket(tuple(held), filled, done, start, free))
+            held, filled = [], 0.0
+    return DdpTimeline(tuple(compute), tuple(buckets), backward_end, free,
+                       backward_end + allreduce(float(sizes.sum())))

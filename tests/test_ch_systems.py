@@ -197,3 +197,95 @@ def test_ridge_point_doubles_with_fp8_when_the_wire_stays_bf16():
     assert scaling.ridge_point(hw.PEAK_FLOPS["H100"]["bf16"], hw.GPU_SYSTEMS["dgx-h100"].nvlink_bandwidth) == bf16
     with pytest.raises(cl.CollectivesError, match="fabric bandwidth must be > 0"):
         scaling.ridge_point(1e15, 0)
+
+
+# --- NCCL's model behind the chapters' latency claims ---------------------------
+
+def test_nccl_ring_latency_charges_the_network_per_node_not_per_step():
+    """NCCL's ring latency (AllReduce, LL): base 6.6 us + NVLink 0.6 us for the
+    2(N-1) - 2(nodes-1) steps inside nodes + 2.7 us for the 2(nodes-1) steps between them."""
+    comm = cl.nccl.comm_for(cl.GpuCluster("dgx-h100", 4))
+    n, nodes = 32, 4
+    inter = 2 * (nodes - 1)
+    want = 6.6 + (2 * (n - 1) - inter) * 1.0 + inter * 2.7     # intra step: max(0.6, net overhead 1.0)
+    assert cl.nccl.tuner.latency("AllReduce", "RING", "LL", comm) == pytest.approx(want)
+
+
+def test_nccl_ll_cap_halves_from_two_to_three_nodes():
+    """depth_trees_roofline exercise 2: the tuner's n2 column (1 for two nodes, 2 for three or
+    more) caps ring LL at 39.0 then 20.4 GB/s bus bandwidth (Intel CPU row), so the table's
+    bandwidth, bus x nRanks / nsteps, drops from 39 x 16/30 to 20.4 x 24/46."""
+    two = cl.nccl.comm_for(cl.GpuCluster("dgx-h100", 2))
+    three = cl.nccl.comm_for(cl.GpuCluster("dgx-h100", 3))
+    assert cl.nccl.tuner.bandwidth("AllReduce", "RING", "LL", two) == pytest.approx(39.0 * 16 / 30, rel=1e-5)
+    assert cl.nccl.tuner.bandwidth("AllReduce", "RING", "LL", three) == pytest.approx(20.4 * 24 / 46, rel=1e-5)
+
+
+# --- ZeRO and DDP buckets -----------------------------------------------------------
+
+def test_zero_stages_send_ddp_bytes_except_stage_three():
+    """Ring on 16 GPUs: all-reduce 2 x 15/16 V, all-gather and reduce-scatter 15/16 V each."""
+    cluster = cl.GpuCluster("dgx-h100", 2)
+    params = 1.6e9
+    V = params * 2
+    stages = [cl.workloads.zero_traffic(cluster, params, stage=s) for s in range(4)]
+    for s in stages[:3]:
+        assert s.bytes_sent == pytest.approx(2 * 15 / 16 * V, rel=1e-6)
+    assert stages[3].bytes_sent == pytest.approx(3 * 15 / 16 * V, rel=1e-6)
+    # memory: (2 + 2 + 12) P; stage 1 shards 12 P, stage 2 also 2 P, stage 3 all 16 P over 16
+    want = [16 * params, 4 * params + 12 * params / 16, 2 * params + 14 * params / 16, params]
+    assert [s.memory for s in stages] == pytest.approx(want)
+    assert [s.name for s in stages] == ["DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
+
+
+@pytest.mark.parametrize("bad", [dict(stage=4), dict(stage=True), dict(stage=1, bytes_per_param=0)])
+def test_zero_traffic_refuses_bad_input(bad):
+    with pytest.raises(cl.CollectivesError):
+        cl.workloads.zero_traffic(cl.GpuCluster("dgx-h100", 2), 1e9, **bad)
+
+
+def test_ddp_buckets_fill_in_backward_order_and_wait_for_each_other():
+    cluster = cl.GpuCluster("dgx-h100", 2)
+    tl = cl.workloads.ddp_backward(cluster, [10e6, 10e6, 10e6, 10e6, 10e6], 1e-3, bucket_bytes=20e6)
+    assert [b.layers for b in tl.buckets] == [(4, 3), (2, 1), (0,)]
+    assert [b.ready for b in tl.buckets] == pytest.approx([2e-3, 4e-3, 5e-3])
+    ar = cl.estimate("all_reduce", cluster, 20_000_000).time
+    assert tl.buckets[0].end - tl.buckets[0].start == pytest.approx(ar)
+    for a, b in zip(tl.buckets, tl.buckets[1:]):
+        assert b.start == pytest.approx(max(b.ready, a.end))
+    assert tl.backward_end == pytest.approx(5e-3)
+    assert tl.exposed == pytest.approx(tl.buckets[-1].end - 5e-3)
+    assert tl.unbucketed_end == pytest.approx(5e-3 + cl.estimate("all_reduce", cluster, 50_000_000).time)
+
+
+@pytest.mark.parametrize("sizes, times, cap", [([], 1e-3, 1e6), ([1e6, -1], 1e-3, 1e6),
+                                               ([1e6], [1e-3, 1e-3], 1e6), ([1e6], 1e-3, 0)])
+def test_ddp_backward_refuses_bad_input(sizes, times, cap):
+    with pytest.raises(cl.CollectivesError):
+        cl.workloads.ddp_backward(cl.GpuCluster("dgx-h100", 2), sizes, times, bucket_bytes=cap)
+
+
+# --- measure_it_yourself: the published runs its explorer shows --------------------
+
+CHAPTER_RUNS = ("h100x4of8-allreduce-ncclcollbench", "h100x4of8-allgather-ncclcollbench",
+                "h100x4of8-reducescatter-ncclcollbench", "dgxh100x8-nvls-allreduce-dgxc-bench",
+                "h100x8-ring-reducescatter-nccl1047", "h100x8-2node-ib-allreduce-issue309-qoofyk",
+                "h100x8-4node-ib-vm-allreduce-issue309-qoofyk", "h100x8-8node-ib-allreduce-issue309-gjaion",
+                "azure-nda100v4-a100x8-allreduce-busbw-only", "b200x8-allreduce-vultr-poc",
+                "b200x8-allgather-vultr-poc", "b200x8-reducescatter-vultr-poc", "b200x8-alltoall-vultr-poc",
+                "lambda-b200x8-2node-ib-allreduce-dstack", "b200x8-2node-gib-allgather-dranet",
+                "gb200-nvl72-1rack-allreduce-coreweave")
+
+
+def test_the_chapters_runs_exist_and_are_modelled():
+    for run_id in CHAPTER_RUNS:
+        run = cl.validation.run(run_id)
+        assert run.modelled, run_id
+
+
+def test_dgx_h100_nvls_run_is_predicted_within_its_goal():
+    """The docstring's example: 4 GiB measured 15,749 us, NCCL's model 16,251 us (+3.2%)."""
+    rows = cl.validation.compare(cl.validation.run("dgxh100x8-nvls-allreduce-dgxc-bench"))
+    big = [r for r in rows if r.nbytes == 4 * 2**30][0]
+    assert big.measured == pytest.approx(15749e-6, rel=1e-3)
+    assert big.error == pytest.approx(0.032, abs=0.002)

@@ -68,6 +68,10 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.cuts` -- the bandwidth across every split of a cluster;
 * :mod:`~collectives_lib.draw.compare` -- two systems' times side by side;
 * :mod:`~collectives_lib.draw.nvswitch` -- what an NVSwitch holds while SHARP streams through it.
+* :mod:`~collectives_lib.draw.crossover` -- algorithms against message size, the fastest per size;
+* :mod:`~collectives_lib.draw.training` -- a training step in time (DDP's bucketed backward pass);
+* :mod:`~collectives_lib.draw.scaling` -- Amdahl's law, the slowest of n chips, GPipe, a straggler;
+* :mod:`~collectives_lib.draw.validation` -- published nccl-tests runs against the two models.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -88,6 +92,7 @@ from .compare import draw_paired_times
 from .cuts import draw_cut_sweep
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
+from .crossover import draw_size_crossover
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .nvswitch import draw_algorithm_sweep, in_flight_states, sharp_stream_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
@@ -102,6 +107,9 @@ from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIG
                     PANEL_COLOR, PANEL_EDGE_COLOR, PATH_STYLES, RANK_COLORS, RANK_HATCHES, REGIME_COLORS,
                     ROUTE_COLOR, SLOT_EDGE_COLOR, STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, WRAP_LINESTYLE,
                     color_for, rank_color, rank_colors, rank_hatch)
+from .scaling import draw_amdahl, draw_gpipe, draw_slowest_tail, draw_straggler_step
+from .training import draw_ddp_timeline
+from .validation import draw_measured_vs_models
 from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
 
@@ -118,4 +126,6 @@ __all__ = [
     "draw_message_time", "draw_ring_time", "draw_ring_bytes", "draw_tree_all_reduce",
     "draw_hierarchical_all_reduce", "draw_in_network_all_reduce", "draw_pcie_tree", "draw_mesh_and_switch",
     "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
+    "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models",
+    "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
 ]

@@ -1,0 +1,89 @@
+"""Published measurements against the models: one nccl-tests run's bus bandwidth
+by size, beside NCCL's model and the ideal link model
+(:mod:`collectives_lib.validation`).
+
+Introduced in the chapter *Measure it yourself*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collective import Collective
+from ..errors import CollectivesError
+from ..units import format_bytes
+from .figure import grid, label_axes, legend, new_figure
+from .style import ALGORITHM_STYLES, FONT, MUTED_COLOR, TEXT_COLOR
+
+
+def draw_measured_vs_models(collective, num_ranks: int, sizes, measured, nccl=None, ideal=None, *,
+                            title: str = "", ax=None):
+    """Bus bandwidth against message size: measured points, NCCL's model (solid)
+    and the ideal link model (dashed), on a log size axis.
+
+    ``sizes`` in bytes (nccl-tests' convention), ``measured``, ``nccl`` and
+    ``ideal`` the times in seconds at those sizes (either model may be None);
+    bus bandwidth is ``size / time`` times the collective's busbw factor for
+    ``num_ranks``. The title gets the median error of NCCL's model appended (the
+    error of median absolute value, with its sign, as :func:`collectives_lib.validation.summarize`).
+    With no sizes (a machine and collective nobody has published) the panel
+    says so.
+
+    Returns ``{"measured": Line2D or None, "models": list of Line2D, "median_error": float or None,
+    "figure", "axes", "alt"}``.
+    """
+    coll = Collective(collective)
+    if isinstance(num_ranks, bool) or int(num_ranks) != num_ranks or num_ranks < 2:
+        raise CollectivesError(f"num_ranks must be a whole number >= 2, got {num_ranks!r}")
+    sizes = np.asarray(sizes, dtype=float)
+    if ax is None:
+        fig, ax = new_figure(height=3.3, pyplot=False)
+    else:
+        fig = ax.figure
+    if sizes.size == 0:
+        ax.text(0.5, 0.5, f"no published nccl-tests run of {coll.value.replace('_', '-')} here",
+                ha="center", va="center", transform=ax.transAxes, size=FONT["label"], color=MUTED_COLOR)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        label_axes(ax, title or "no published run")
+        return {"measured": None, "models": [], "median_error": None, "figure": fig, "axes": ax,
+                "alt": f"An empty panel: no published run of {coll.value} on this machine"}
+    factor = coll.busbw_factor(int(num_ranks))
+    series = {"measured": measured, "NCCL model": nccl, "ideal link model": ideal}
+    busbw = {}
+    for k, t in series.items():
+        if t is None:
+            continue
+        t = np.asarray(t, dtype=float)
+        if t.shape != sizes.shape or not np.all(t > 0):
+            raise CollectivesError(f"{k} must hold one positive time per size ({sizes.size})")
+        busbw[k] = sizes / t * factor / 1e9
+    if "measured" not in busbw:
+        raise CollectivesError("measured times are required")
+    m = ax.plot(sizes, busbw["measured"], "o", color=TEXT_COLOR, ms=4, label="measured (nccl-tests)")[0]
+    models = []
+    for (k, ls), style in zip((("NCCL model", "-"), ("ideal link model", "--")), ALGORITHM_STYLES):
+        if k in busbw:
+            models.append(ax.plot(sizes, busbw[k], ls=ls, color=style[0], lw=1.6, label=k)[0])
+    err = None
+    if nccl is not None:
+        e = (np.asarray(nccl, dtype=float) - np.asarray(measured, dtype=float)) / np.asarray(measured, dtype=float)
+        err = float(e[np.argsort(np.abs(e))[len(e) // 2]])     # the median by size, by |error|, signed
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    lo, hi = int(np.floor(np.log2(sizes[0]))), int(np.ceil(np.log2(sizes[-1])))
+    step = max(1, (hi - lo + 7) // 8)
+    ticks = [2.0**k for k in range(lo, hi + 1, step)]
+    ax.set_xticks(ticks, [format_bytes(t, binary=True) for t in ticks])
+    ax.set_ylim(0, max(float(np.max(v)) for v in busbw.values()) * 1.12)
+    head = title or f"{coll.value.replace('_', '-')}, {int(num_ranks)} GPUs"
+    if err is not None:
+        head += f": NCCL model's median error {err:+.0%}"
+    label_axes(ax, head, "message size (nccl-tests' convention)", "bus bandwidth (GB/s)", tick_role="tick")
+    grid(ax)
+    legend(ax, loc="upper left")
+    alt = (f"Bus bandwidth of a published {coll.value} run on {int(num_ranks)} GPUs against message "
+           f"size, measured points rising to a plateau, with NCCL's model as a solid line and the ideal "
+           f"link model as a dashed line" + (f"; the NCCL model's median error is {err:+.0%}" if err is not None
+                                             else ""))
+    return {"measured": m, "models": models, "median_error": err, "figure": fig, "axes": ax, "alt": alt}
