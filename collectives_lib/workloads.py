@@ -49,12 +49,13 @@ class Stage:
     unit: str          # "B" or "FLOP"
     rate: float        # the nominal rate: bytes/s or FLOP/s
     detail: str = ""
+    limit: str = ""    # why ``seconds`` exceeds ``work / rate``, if it does
 
     def describe(self) -> str:
         amount = (format_bytes(self.work) if self.unit == "B"
                   else format_flops(self.work).removesuffix("/s"))
         rate = format_rate(self.rate) if self.unit == "B" else format_flops(self.rate)
-        return f"{amount} at {rate}"
+        return f"{amount} at {rate}" + (f"; {self.limit}" if self.limit else "")
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,7 @@ class OffloadedMatmul(Pipeline):
     hbm_capacity: float = 0.0
     ici_routing: str = "disjoint"
     ici_options: dict = field(default_factory=dict)
+    ici_hot_links: int = 0     # the root's incoming links that carry the most bytes
 
     @property
     def fits_in_hbm(self) -> bool:
@@ -264,13 +266,20 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     pcie = time_flows(system, flows)
     pcie_rate = float(system.pcie_bandwidth)
     # 2. ICI: gather onto the root, both routings, and the bound
-    options = {}
+    options, runs = {}, {}
     for label, algorithm in (("dimension-order", "direct"), ("disjoint", "multipath")):
         sched = build("gather", sl, algorithm, root=root_rank)
-        options[label] = simulate(sched, sl, matrix).time
+        runs[label] = simulate(sched, sl, matrix)
+        options[label] = runs[label].time
     options["lower bound"] = gather_bound(sl, root_rank, matrix)
     chosen = "dimension-order" if ICI_ROUTINGS[ici_routing] == "shortest" else "disjoint"
     links_in = int((sl.links.dst == root_rank).sum())
+    # the root's incoming links that carry the most: they set the gather's time
+    loads = runs[chosen].link_bytes[np.flatnonzero(sl.links.dst == root_rank)]
+    hot = int((loads >= 0.999 * loads.max()).sum())
+    limit = "" if hot == links_in else (
+        f"{hot} hot link{' carries' if hot == 1 else 's carry'} {format_bytes(hot * loads.max())} at "
+        f"{format_rate(hot * float(sl.bandwidth))}")
     # 3. HBM and 4. compute
     hbm_rate = float(gen.hbm_bandwidth)
     hbm_bytes = matrix + rhs + out
@@ -282,7 +291,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         Stage("ICI: gather onto the root", options[chosen], (n - 1) / n * matrix, "B",
               links_in * float(sl.bandwidth),
               f"{format_bytes((n - 1) / n * matrix)} into chip {sl.coords(root_rank)} over its "
-              f"{links_in} incoming links, {'split over disjoint routes' if chosen == 'disjoint' else 'on dimension-order routes'}"),
+              f"{links_in} incoming links, {'split over disjoint routes' if chosen == 'disjoint' else 'on dimension-order routes'}",
+              limit),
         Stage("HBM to matrix units", hbm_bytes / hbm_rate, hbm_bytes, "B", hbm_rate,
               "read A and B, write the result"),
         Stage("compute", flops / peak, flops, "FLOP", peak,
@@ -298,7 +308,7 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         stages=stages, notes=tuple(notes), generation=gen.name, shape=tuple(sl.dims),
         num_chips=n, num_hosts=system.num_hosts, matrix_bytes=float(matrix),
         shard_bytes=float(shard), rhs_bytes=float(rhs), out_bytes=float(out), flops=flops,
-        hbm_capacity=cap, ici_routing=chosen, ici_options=options,
+        hbm_capacity=cap, ici_routing=chosen, ici_options=options, ici_hot_links=hot,
     )
 
 

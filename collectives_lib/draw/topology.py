@@ -396,7 +396,7 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     ax.set_title(title or f"{topology_name(topology)}: a {X}x{Y}x{Z} 3D torus of {cube}x{cube}x{cube} cubes",
                  fontsize=FONT["title"])
     alt = (f"{topology_name(topology)} drawn as a box of {X} by {Y} by {Z} chips divided into "
-           f"{cube}-chip cubes; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
+           f"{cube}x{cube}x{cube} cubes of {cube ** 3} chips; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
            + (f"; a {'x'.join(map(str, slice_shape))} slice is shaded in one corner" if slice_shape is not None else "")
            + (", with the bisection plane shaded" if cut else "") + ".")
     return {"box": box, "grid": grid, "slice": slice_coll, "cut": cut_coll, "bisection": bis,
