@@ -59,7 +59,8 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.schedule` and :mod:`~collectives_lib.draw.cluster` -- schedules
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
-* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines.
+* :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.all_to_all` -- the all-to-all player, skew explorer and summary table.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -74,6 +75,8 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
         'collectives_lib.draw needs matplotlib, which is not installed: pip install "collectives_lib[plot]"',
         name="matplotlib")
 
+from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_collective_summary, draw_moe_skew,
+                         summary_markdown)
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
@@ -101,4 +104,5 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
+    "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]
