@@ -370,3 +370,84 @@ def fsdp_layer(topology, params: float, tokens_per_chip: int, *, axes="x",
     return FsdpLayer(stages=stages, params=float(params), weight_bytes=float(weight_bytes),
                      tokens_per_chip=int(tokens_per_chip), group_size=sched.group_size,
                      algorithm=sched.algorithm, break_even_tokens=r.time / per_token)
+
+
+# ---------------------------------------------------------------------------
+# Data parallelism across slices: ICI inside, DCN between
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MultisliceAllReduce(Pipeline):
+    """:func:`multislice_all_reduce`'s answer: three stages, one after another.
+
+    ``dcn_only`` is the time of the naive alternative that all-reduces each
+    chip's whole array over the DCN (ring over the slices) without reducing
+    inside the slice first; ``dcn_bound`` is the DCN stage's lower bound, the
+    bytes every host must send over its DCN port divided by the port's bandwidth.
+    """
+
+    generation: str = ""
+    shape: tuple[int, ...] = ()
+    num_slices: int = 0
+    chips_per_slice: int = 0
+    nbytes: float = 0.0
+    shard_bytes: float = 0.0
+    dcn_steps: int = 0
+    dcn_only: float = 0.0
+    dcn_bound: float = 0.0
+
+
+def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float) -> MultisliceAllReduce:
+    """The hierarchical gradient all-reduce of data parallelism over ``num_slices`` slices.
+
+    Every chip holds ``nbytes``. 1. Inside every slice at once, a reduce-scatter
+    over ICI (the library's choice, e.g. ``multi_axis``) leaves each chip one
+    ``1/n`` shard summed over its slice. 2. Chip ``c`` of every slice all-reduces
+    its shard with chip ``c`` of the other slices: a ring over the slices,
+    ``2 (S - 1)`` steps of ``nbytes / (n S)`` per chip, every chip's flow going
+    chip -> PCIe -> host -> DCN -> host -> PCIe -> chip, all chips at once
+    (timed with :func:`~collectives_lib.analysis.time_flows` on a
+    :func:`~collectives_lib.topology.tpu_system`). 3. An all-gather over ICI
+    restores the whole sum on every chip. Ideal link model throughout.
+
+    Introduced in the chapter *Reduce-scatter and all-reduce* (the multi-slice
+    worked example).
+    """
+    from .analysis import time_flows
+    from .models import estimate
+    from .topology import tpu_system
+
+    if isinstance(num_slices, bool) or int(num_slices) != num_slices or num_slices < 2:
+        raise CollectivesError(f"num_slices must be a whole number >= 2 (one slice needs no DCN), got {num_slices!r}")
+    if not nbytes > 0:
+        raise CollectivesError(f"nbytes must be positive, got {nbytes!r}")
+    S = int(num_slices)
+    system = tpu_system(generation, shape, S)
+    sl, n = system.slice, system.chips_per_slice
+    V = float(nbytes)
+    rs = estimate("reduce_scatter", sl, V)
+    ag = estimate("all_gather", sl, V)
+
+    def ring_over_slices(per_chip: float) -> float:
+        # one step of the ring over the slices: every chip sends per_chip to its twin in the next slice
+        flows = [(c + s * n, c + ((s + 1) % S) * n, per_chip) for s in range(S) for c in range(n)]
+        return 2 * (S - 1) * time_flows(system, flows).time
+
+    shard = V / n
+    dcn = ring_over_slices(shard / S)
+    per_host = int(np.prod(sl.host_shape))
+    bound = 2 * (S - 1) / S * shard * per_host / system.dcn_bandwidth_per_host
+    links = int((sl.links.src == 0).sum())
+    stages = (
+        Stage("ICI: reduce-scatter in each slice", rs.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+              f"{rs.algorithm.replace('_', ' ')} over {n} chips"),
+        Stage("DCN: all-reduce of the shards across slices", dcn, 2 * (S - 1) / S * shard * per_host, "B",
+              system.dcn_bandwidth_per_host,
+              f"ring over {S} slices, {2 * (S - 1)} steps, {per_host} chips per host share its DCN port"),
+        Stage("ICI: all-gather in each slice", ag.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+              f"{ag.algorithm.replace('_', ' ')} over {n} chips"),
+    )
+    return MultisliceAllReduce(
+        stages=stages, generation=sl.generation.name, shape=tuple(sl.dims), num_slices=S,
+        chips_per_slice=n, nbytes=V, shard_bytes=shard, dcn_steps=2 * (S - 1),
+        dcn_only=ring_over_slices(V / S), dcn_bound=bound)
