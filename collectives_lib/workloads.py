@@ -451,3 +451,122 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
         stages=stages, generation=sl.generation.name, shape=tuple(sl.dims), num_slices=S,
         chips_per_slice=n, nbytes=V, shard_bytes=shard, dcn_steps=2 * (S - 1),
         dcn_only=ring_over_slices(V / S), dcn_bound=bound)
+
+
+# ---------------------------------------------------------------------------
+# Sharded matrix multiplication: which collective it needs
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShardedMatmul:
+    """:func:`sharded_matmul`'s answer: the Scaling Book's case and the collective it calls."""
+
+    lhs: str
+    rhs: str
+    out: str
+    case: int                     # 1..4, as the Scaling Book numbers them
+    collective: str | None        # None, "all_gather" or "all_reduce"
+    operand: str | None           # "A", "B" or "C" (the partial sums)
+    axis: str | None              # the mesh axis the collective runs over ("X")
+    nbytes: float = 0.0           # V of the collective: the gathered array, or the partial C per chip
+    time: float | None = None     # with a topology: cl.estimate's time (ideal link model)
+    bound: float | None = None
+    rule: str = ""
+
+    def __str__(self) -> str:
+        what = "no communication" if self.collective is None else (
+            f"{self.collective.replace('_', '-')} of {self.operand} over {self.axis}, "
+            f"{format_bytes(self.nbytes)}")
+        when = "" if self.time is None else f": {format_time(self.time)}"
+        return f"A[{self.lhs}] . B[{self.rhs}] -> C[{self.out}] (case {self.case}): {what}{when}"
+
+
+def _spec(text: str, names: tuple[str, str], what: str) -> tuple[str | None, str | None]:
+    dims = [d.strip() for d in str(text).split(",")]
+    if len(dims) != 2:
+        raise CollectivesError(f"{what} must name two dimensions, e.g. '{names[0]}_X,{names[1]}', got {text!r}")
+    axes = []
+    for d, name in zip(dims, names):
+        base, _, axis = d.partition("_")
+        if base != name or (axis and not axis.isalpha()):
+            raise CollectivesError(f"{what} must be {names[0]}[_AXIS],{names[1]}[_AXIS] (axes are letters "
+                                   f"such as X), got {text!r}")
+        axes.append(axis or None)
+    return axes[0], axes[1]
+
+
+def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes: int = 2,
+                   topology=None) -> ShardedMatmul:
+    """Which collective ``C[I, K] = A[I, J] . B[J, K]`` needs, by the Scaling Book's rules.
+
+    ``lhs`` and ``rhs`` give each operand's sharding, the Scaling Book's way:
+    ``"I_X,J"`` is A with I sharded over mesh axis X, ``"J,K"`` an unsharded B.
+    The four cases: (1) the contracting dimension J is sharded in neither: multiply
+    the local shards, no communication; (2) in one: all-gather that operand over
+    its J axis first; (3) in both, over the same axis: multiply the local shards,
+    then all-reduce the partial sums of C over that axis (a reduce-scatter instead
+    if C may stay sharded); (4) J unsharded but I and K sharded over the same
+    axis: the output would need one axis twice, so all-gather one operand (B here)
+    first. ``shape = (I, J, K)``. With a ``topology`` (a TPU slice whose axis
+    names are the lower-case mesh axes) the collective is timed with
+    :func:`~collectives_lib.estimate` (ideal link model).
+
+    Introduced in the chapter *All-to-all* (which sharded matmul calls which collective).
+    """
+    from .models import estimate
+
+    I, J, K = (int(v) for v in shape)
+    if min(I, J, K) < 1:
+        raise CollectivesError(f"shape must be three positive sizes (I, J, K), got {shape!r}")
+    ai, aj = _spec(lhs, ("I", "J"), "lhs")
+    bj, bk = _spec(rhs, ("J", "K"), "rhs")
+
+    def size(axis_map) -> float:
+        # bytes of an operand on one chip's group: divide by the axes it stays sharded on
+        n = 1
+        for axis in axis_map:
+            if axis is not None:
+                n *= mesh_size(axis)
+        return n
+
+    def mesh_size(axis: str) -> int:
+        if topology is None:
+            return 1
+        names = [a.lower() for a in topology.axis_names]
+        if axis.lower() not in names:
+            raise CollectivesError(f"mesh axis {axis!r} is not an axis of {topology!r} "
+                                   f"(its axes: {', '.join(topology.axis_names)})")
+        return int(topology.dims[names.index(axis.lower())])
+
+    for axis in (ai, aj, bj, bk):
+        if axis is not None:
+            mesh_size(axis)                      # names an axis of the topology
+    if ai is not None and ai == aj or bj is not None and bj == bk:
+        raise CollectivesError("an operand cannot be sharded twice over the same mesh axis")
+    if aj is not None and bj is not None and aj != bj:
+        raise CollectivesError(f"J is sharded over {aj} in A but over {bj} in B: reshard one of them first "
+                               f"(an all-to-all) so that both agree")
+    out_i, out_k = ai, bk
+    if aj is not None and aj == bj:
+        case, coll, operand, axis = 3, "all_reduce", "C", aj
+        nbytes = I * K * dtype_bytes / size((out_i, out_k))
+    elif aj is not None or bj is not None:
+        case, coll = 2, "all_gather"
+        operand, axis = ("A", aj) if aj is not None else ("B", bj)
+        nbytes = (I * J / size((ai,)) if operand == "A" else J * K / size((bk,))) * dtype_bytes
+    elif ai is not None and ai == bk:
+        case, coll, operand, axis = 4, "all_gather", "B", bk
+        nbytes = J * K * dtype_bytes
+        out_k = None
+    else:
+        case, coll, operand, axis, nbytes = 1, None, None, None, 0.0
+    out = f"I{'_' + out_i if out_i else ''},K{'_' + out_k if out_k else ''}"
+    rules = {1: "multiply the local shards", 2: f"all-gather {operand} over {axis}, then multiply",
+             3: f"multiply the local shards, then all-reduce the partial sums over {axis}",
+             4: f"all-gather {operand} over {axis} (C cannot be sharded twice over {axis})"}
+    time = bound = None
+    if coll is not None and topology is not None:
+        e = estimate(coll, topology, nbytes, axes=axis.lower())
+        time, bound = e.time, e.bound.time
+    return ShardedMatmul(lhs=lhs, rhs=rhs, out=out, case=case, collective=coll, operand=operand, axis=axis,
+                         nbytes=float(nbytes), time=time, bound=bound, rule=rules[case])
