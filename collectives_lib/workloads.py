@@ -515,7 +515,7 @@ def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes:
     """
     from .models import estimate
 
-    I, J, K = (int(v) for v in shape)
+    I, J, K = (int(v) for v in shape)  # noqa: E741  (the Scaling Book's names)
     if min(I, J, K) < 1:
         raise CollectivesError(f"shape must be three positive sizes (I, J, K), got {shape!r}")
     ai, aj = _spec(lhs, ("I", "J"), "lhs")
