@@ -23,7 +23,7 @@ from .cluster import GpuCluster, superpod
 from .core import LINK_CLASSES, Links, Routes, Topology
 from .spec import TOPOLOGY_HELP, parse_rate, parse_seconds, parse_topology
 from .switch import Switch, nvswitch_node
-from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, mesh
+from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, best_twist, mesh, torus_distances
 from .tpu import TpuSlice, TpuSystem, parse_shape, tpu_pod, tpu_slice, tpu_system
 
 __all__ = ["AXIS_NAMES", "Chain", "FullMesh", "GpuCluster", "LINK_CLASSES", "Links", "Ring",
