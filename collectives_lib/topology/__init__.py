@@ -29,4 +29,5 @@ from .tpu import TpuSlice, TpuSystem, parse_shape, tpu_pod, tpu_slice, tpu_syste
 __all__ = ["AXIS_NAMES", "Chain", "FullMesh", "GpuCluster", "LINK_CLASSES", "Links", "Ring",
            "Routes", "Switch", "TOPOLOGY_HELP", "Topology", "Torus", "TpuSlice", "TpuSystem",
            "mesh", "nvswitch_node", "parse_rate", "parse_seconds", "parse_shape",
-           "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system"]
+           "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system", "best_twist",
+           "torus_distances"]
