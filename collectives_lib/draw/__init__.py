@@ -60,6 +60,8 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
 * :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.all_gather` -- the all-gather explorer;
+* :mod:`~collectives_lib.draw.reduce_scatter` -- the one-axis reduce-scatter explorer and step-time bars;
 * :mod:`~collectives_lib.draw.all_to_all` -- the all-to-all player, skew explorer and summary table.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
@@ -75,6 +77,8 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
         'collectives_lib.draw needs matplotlib, which is not installed: pip install "collectives_lib[plot]"',
         name="matplotlib")
 
+from .all_gather import (ALL_GATHER_KINDS, all_gather_arrivals, all_gather_explorer_data, all_gather_topology,
+                         draw_all_gather_explorer)
 from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_collective_summary, draw_moe_skew,
                          summary_markdown)
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
@@ -82,6 +86,7 @@ from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curve
                    draw_step_times)
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
+from .reduce_scatter import AXIS_KINDS, draw_reduce_scatter_explorer, draw_stage_step_times, one_axis_curves
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
@@ -104,5 +109,7 @@ __all__ = [
     "draw_buffers", "draw_transfers", "draw_schedule_step", "draw_schedule_steps",
     "schedule_animation", "draw_cost_curves", "draw_bandwidth_curves", "draw_step_times",
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
-    "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
+    "ALL_GATHER_KINDS", "all_gather_arrivals", "all_gather_explorer_data", "all_gather_topology",
+    "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",
+    "one_axis_curves", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]
