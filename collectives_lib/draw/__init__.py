@@ -60,6 +60,7 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
   (on any topology, and on GPUs node by node);
 * :mod:`~collectives_lib.draw.cost` -- times, bandwidths and link loads;
 * :mod:`~collectives_lib.draw.pipeline` -- packets crossing links and workload pipelines;
+* :mod:`~collectives_lib.draw.latency` -- a transfer's front hop by hop, and the latency share;
 * :mod:`~collectives_lib.draw.all_gather` -- the all-gather explorer;
 * :mod:`~collectives_lib.draw.reduce_scatter` -- the one-axis reduce-scatter explorer and step-time bars;
 * :mod:`~collectives_lib.draw.all_to_all` -- the all-to-all player, skew explorer and summary table.
@@ -85,6 +86,7 @@ from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster
 from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curves, draw_link_loads,
                    draw_step_times)
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
+from .latency import draw_latency_share, route_front_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
 from .reduce_scatter import AXIS_KINDS, draw_reduce_scatter_explorer, draw_stage_step_times, one_axis_curves
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
@@ -111,5 +113,5 @@ __all__ = [
     "draw_link_loads", "draw_bandwidth_ladder", "draw_all_to_all_blocks", "draw_pipeline", "draw_packet_pipeline", "packet_pipeline_animation",
     "ALL_GATHER_KINDS", "all_gather_arrivals", "all_gather_explorer_data", "all_gather_topology",
     "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",
-    "one_axis_curves", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
+    "one_axis_curves", "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]
