@@ -570,3 +570,17 @@ def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes:
         time, bound = e.time, e.bound.time
     return ShardedMatmul(lhs=lhs, rhs=rhs, out=out, case=case, collective=coll, operand=operand, axis=axis,
                          nbytes=float(nbytes), time=time, bound=bound, rule=rules[case])
+
+
+def sharded_matmul_markdown(cases, *, shape=(8192, 8192, 8192), dtype_bytes: int = 2, topology=None) -> str:
+    """A Markdown table of :func:`sharded_matmul` for ``cases``, pairs ``(lhs, rhs)``:
+    the shardings, the case, the collective, its size and (with a topology) its time and
+    lower bound (ideal link model)."""
+    lines = ["| A | B | C | case | collective | V | time | lower bound |", "|---" * 8 + "|"]
+    for lhs, rhs in cases:
+        m = sharded_matmul(lhs, rhs, shape=shape, dtype_bytes=dtype_bytes, topology=topology)
+        what = "none" if m.collective is None else f"{m.collective.replace('_', '-')} of {m.operand} over {m.axis}"
+        times = ["", ""] if m.time is None else [format_time(m.time), format_time(m.bound)]
+        lines.append(f"| $A[{lhs}]$ | $B[{rhs}]$ | $C[{m.out}]$ | {m.case} | {what} | "
+                     f"{format_bytes(m.nbytes) if m.nbytes else ''} | " + " | ".join(times) + " |")
+    return "\n".join(lines)

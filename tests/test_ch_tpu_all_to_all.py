@@ -182,3 +182,10 @@ def test_sharded_matmul_follows_the_scaling_books_four_cases(lhs, rhs, case, col
 def test_sharded_matmul_errors(lhs, rhs, message):
     with pytest.raises(cl.CollectivesError, match=message):
         cl.workloads.sharded_matmul(lhs, rhs, topology=cl.tpu_pod("v5e"))
+
+
+def test_sharded_matmul_markdown_has_a_row_per_case():
+    table = cl.workloads.sharded_matmul_markdown([("I_X,J", "J,K_Y"), ("I,J_X", "J_X,K")],
+                                                 shape=(1024, 2048, 4096), topology=cl.tpu_pod("v5e"))
+    rows = table.splitlines()
+    assert len(rows) == 4 and "| 1 | none |" in rows[2] and "all-reduce of C over X" in rows[3]
