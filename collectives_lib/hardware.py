@@ -26,10 +26,7 @@ from .errors import CollectivesError
 SOURCES: dict[str, tuple[str, str]] = {
     "scaling-book": (
         "J. Austin et al., How to Scale Your Model (the Scaling Book), part 2: "
-        "How to Think About TPUs, tables of TPU specifications and interconnect; "
-        "edition of February 2025 (jax-ml/scaling-book, commit 0819a7d, tpus.md): "
-        "PCIe 'typically around 1.5e10 bytes / second per chip', 16 GB/s each way "
-        "on TPU v4, 32 GB/s on v6e",
+        "How to Think About TPUs, February 2025 edition (jax-ml/scaling-book 0819a7d)",
         "https://jax-ml.github.io/scaling-book/tpus/",
     ),
     "gcp-v5e": ("Google Cloud, TPU v5e system architecture",
