@@ -439,12 +439,12 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
     bound = 2 * (S - 1) / S * shard * per_host / system.dcn_bandwidth_per_host
     links = int((sl.links.src == 0).sum())
     stages = (
-        Stage("ICI: reduce-scatter in each slice", rs.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+        Stage("ICI reduce-scatter", rs.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
               f"{rs.algorithm.replace('_', ' ')} over {n} chips"),
-        Stage("DCN: all-reduce of the shards across slices", dcn, 2 * (S - 1) / S * shard * per_host, "B",
+        Stage("DCN all-reduce of shards", dcn, 2 * (S - 1) / S * shard * per_host, "B",
               system.dcn_bandwidth_per_host,
               f"ring over {S} slices, {2 * (S - 1)} steps, {per_host} chips per host share its DCN port"),
-        Stage("ICI: all-gather in each slice", ag.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+        Stage("ICI all-gather", ag.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
               f"{ag.algorithm.replace('_', ' ')} over {n} chips"),
     )
     return MultisliceAllReduce(
