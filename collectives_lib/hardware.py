@@ -26,7 +26,7 @@ from .errors import CollectivesError
 SOURCES: dict[str, tuple[str, str]] = {
     "scaling-book": (
         "J. Austin et al., How to Scale Your Model (the Scaling Book), part 2: "
-        "How to Think About TPUs, tables of TPU specifications and interconnect",
+        "How to Think About TPUs, February 2025 edition (jax-ml/scaling-book 0819a7d)",
         "https://jax-ml.github.io/scaling-book/tpus/",
     ),
     "gcp-v5e": ("Google Cloud, TPU v5e system architecture",
@@ -181,6 +181,8 @@ class TpuGeneration:
     pcie_bandwidth: Figure | None      # per chip, one-way
     dcn_bandwidth: Figure | None       # per chip egress
     ici_latency: Figure = ICI_HOP_LATENCY
+    vmem_bandwidth: Figure | None = None   # VMEM to the matrix units, per chip
+    vmem_capacity: Figure | None = None
     notes: str = ""
 
     @property
@@ -218,7 +220,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         hbm_bandwidth=_f(1.2e12, "B/s", "scaling-book"),
         hbm_capacity=_f(32e9, "B", "scaling-book"),
         peak_flops_bf16=_f(2.75e14, "FLOP/s", "scaling-book"),
-        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book"),
+        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book",
+                          "the February 2025 edition: 16 GB/s each way on TPU v4"),
         dcn_bandwidth=_f(6.25e9, "B/s", "scaling-book"),
     ),
     "v5p": TpuGeneration(
@@ -231,7 +234,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
                          "Google's page gives 2765 GB/s"),
         hbm_capacity=_f(96e9, "B", "scaling-book"),
         peak_flops_bf16=_f(4.59e14, "FLOP/s", "scaling-book"),
-        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book"),
+        pcie_bandwidth=_f(1.5e10, "B/s", "scaling-book",
+                          "the February 2025 edition's typical figure per chip"),
         dcn_bandwidth=_f(6.25e9, "B/s", "scaling-book",
                          "Google's page: 50 Gb/s per chip, the same figure"),
         notes="Google schedules single slices up to 16x16x24 (6144 chips); the "
@@ -248,10 +252,15 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         hbm_bandwidth=_f(8.1e11, "B/s", "scaling-book"),
         hbm_capacity=_f(16e9, "B", "scaling-book", "Google: 16 GB"),
         peak_flops_bf16=_f(1.97e14, "FLOP/s", "scaling-book"),
-        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book",
-                          "older Scaling Book revision: 1.5e10"),
+        pcie_bandwidth=_f(1.5e10, "B/s", "scaling-book",
+                          "the February 2025 edition's typical figure per chip; it "
+                          "gives 16 GB/s each way for TPU v4 only"),
         dcn_bandwidth=_f(3.125e9, "B/s", "scaling-book",
                          "Google: 2 x 100 Gb/s NICs per 8-chip host"),
+        vmem_bandwidth=_f(1.78e13, "B/s", "scaling-book",
+                          "'around 22x higher than HBM bandwidth': 22 x 8.1e11, the "
+                          "figure of the Scaling Book's worked answer"),
+        vmem_capacity=_f(128 * 2**20, "B", "scaling-book", "128 MiB on TPU v5e"),
         notes="one CPU host per 2x4 block of chips (the Scaling Book writes 4x2)",
     ),
     "v6e": TpuGeneration(
@@ -261,7 +270,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         hbm_bandwidth=_f(1.6e12, "B/s", "scaling-book"),
         hbm_capacity=_f(32e9, "B", "scaling-book"),
         peak_flops_bf16=_f(9.2e14, "FLOP/s", "scaling-book"),
-        pcie_bandwidth=_f(3.2e10, "B/s", "scaling-book"),
+        pcie_bandwidth=_f(3.2e10, "B/s", "scaling-book",
+                          "the February 2025 edition: 32 GB/s on Trillium"),
         dcn_bandwidth=_f(1.25e10, "B/s", "scaling-book"),
     ),
     "7x": TpuGeneration(
@@ -271,9 +281,9 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         hbm_bandwidth=_f(7.4e12, "B/s", "scaling-book"),
         hbm_capacity=_f(192e9, "B", "scaling-book"),
         peak_flops_bf16=_f(2.30e15, "FLOP/s", "scaling-book"),
-        pcie_bandwidth=_f(1.6e10, "B/s", "scaling-book",
-                          "the Scaling Book gives no TPU7x PCIe figure; we use its "
-                          "generic 1.6e10 per chip"),
+        pcie_bandwidth=_f(1.5e10, "B/s", "scaling-book",
+                          "the Scaling Book gives no TPU7x PCIe figure; we use the "
+                          "February 2025 edition's typical 1.5e10 per chip"),
         dcn_bandwidth=_f(1.25e10, "B/s", "scaling-book"),
         notes="Ironwood: 9216 chips per pod, built from 4x4x4 cubes joined by "
               "optical circuit switches, so slices take many 3D shapes",

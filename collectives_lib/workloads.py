@@ -54,12 +54,13 @@ class Stage:
     unit: str          # "B" or "FLOP"
     rate: float        # the nominal rate: bytes/s or FLOP/s
     detail: str = ""
+    limit: str = ""    # why ``seconds`` exceeds ``work / rate``, if it does
 
     def describe(self) -> str:
         amount = (format_bytes(self.work) if self.unit == "B"
                   else format_flops(self.work).removesuffix("/s"))
         rate = format_rate(self.rate) if self.unit == "B" else format_flops(self.rate)
-        return f"{amount} at {rate}"
+        return f"{amount} at {rate}" + (f"; {self.limit}" if self.limit else "")
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ class OffloadedMatmul(Pipeline):
     hbm_capacity: float = 0.0
     ici_routing: str = "disjoint"
     ici_options: dict = field(default_factory=dict)
+    ici_hot_links: int = 0     # the root's incoming links that carry the most bytes
 
     @property
     def fits_in_hbm(self) -> bool:
@@ -269,13 +271,20 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     pcie = time_flows(system, flows)
     pcie_rate = float(system.pcie_bandwidth)
     # 2. ICI: gather onto the root, both routings, and the bound
-    options = {}
+    options, runs = {}, {}
     for label, algorithm in (("dimension-order", "direct"), ("disjoint", "multipath")):
         sched = build("gather", sl, algorithm, root=root_rank)
-        options[label] = simulate(sched, sl, matrix).time
+        runs[label] = simulate(sched, sl, matrix)
+        options[label] = runs[label].time
     options["lower bound"] = gather_bound(sl, root_rank, matrix)
     chosen = "dimension-order" if ICI_ROUTINGS[ici_routing] == "shortest" else "disjoint"
     links_in = int((sl.links.dst == root_rank).sum())
+    # the root's incoming links that carry the most: they set the gather's time
+    loads = runs[chosen].link_bytes[np.flatnonzero(sl.links.dst == root_rank)]
+    hot = int((loads >= 0.999 * loads.max()).sum())
+    limit = "" if hot == links_in else (
+        f"{hot} hot link{' carries' if hot == 1 else 's carry'} {format_bytes(hot * loads.max())} at "
+        f"{format_rate(hot * float(sl.bandwidth))}")
     # 3. HBM and 4. compute
     hbm_rate = float(gen.hbm_bandwidth)
     hbm_bytes = matrix + rhs + out
@@ -287,7 +296,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         Stage("ICI: gather onto the root", options[chosen], (n - 1) / n * matrix, "B",
               links_in * float(sl.bandwidth),
               f"{format_bytes((n - 1) / n * matrix)} into chip {sl.coords(root_rank)} over its "
-              f"{links_in} incoming links, {'split over disjoint routes' if chosen == 'disjoint' else 'on dimension-order routes'}"),
+              f"{links_in} incoming links, {'split over disjoint routes' if chosen == 'disjoint' else 'on dimension-order routes'}",
+              limit),
         Stage("HBM to matrix units", hbm_bytes / hbm_rate, hbm_bytes, "B", hbm_rate,
               "read A and B, write the result"),
         Stage("compute", flops / peak, flops, "FLOP", peak,
@@ -303,7 +313,7 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         stages=stages, notes=tuple(notes), generation=gen.name, shape=tuple(sl.dims),
         num_chips=n, num_hosts=system.num_hosts, matrix_bytes=float(matrix),
         shard_bytes=float(shard), rhs_bytes=float(rhs), out_bytes=float(out), flops=flops,
-        hbm_capacity=cap, ici_routing=chosen, ici_options=options,
+        hbm_capacity=cap, ici_routing=chosen, ici_options=options, ici_hot_links=hot,
     )
 
 
@@ -534,3 +544,217 @@ def ddp_backward(topology, layer_bytes, layer_time, *, bucket_bytes: float = 25 
             held, filled = [], 0.0
     return DdpTimeline(tuple(compute), tuple(buckets), backward_end, free,
                        backward_end + allreduce(float(sizes.sum())))
+
+
+# ---------------------------------------------------------------------------
+# Data parallelism across slices: ICI inside, DCN between
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MultisliceAllReduce(Pipeline):
+    """:func:`multislice_all_reduce`'s answer: three stages, one after another.
+
+    ``dcn_only`` is the time of the naive alternative that all-reduces each
+    chip's whole array over the DCN (ring over the slices) without reducing
+    inside the slice first; ``dcn_bound`` is the DCN stage's lower bound, the
+    bytes every host must send over its DCN port divided by the port's bandwidth.
+    """
+
+    generation: str = ""
+    shape: tuple[int, ...] = ()
+    num_slices: int = 0
+    chips_per_slice: int = 0
+    nbytes: float = 0.0
+    shard_bytes: float = 0.0
+    dcn_steps: int = 0
+    dcn_only: float = 0.0
+    dcn_bound: float = 0.0
+
+
+def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float) -> MultisliceAllReduce:
+    """The hierarchical gradient all-reduce of data parallelism over ``num_slices`` slices.
+
+    Every chip holds ``nbytes``. 1. Inside every slice at once, a reduce-scatter
+    over ICI (the library's choice, e.g. ``multi_axis``) leaves each chip one
+    ``1/n`` shard summed over its slice. 2. Chip ``c`` of every slice all-reduces
+    its shard with chip ``c`` of the other slices: a ring over the slices,
+    ``2 (S - 1)`` steps of ``nbytes / (n S)`` per chip, every chip's flow going
+    chip -> PCIe -> host -> DCN -> host -> PCIe -> chip, all chips at once
+    (timed with :func:`~collectives_lib.analysis.time_flows` on a
+    :func:`~collectives_lib.topology.tpu_system`). 3. An all-gather over ICI
+    restores the whole sum on every chip. Ideal link model throughout.
+
+    Introduced in the chapter *Reduce-scatter and all-reduce* (the multi-slice
+    worked example).
+    """
+    from .analysis import time_flows
+    from .models import estimate
+    from .topology import tpu_system
+
+    if isinstance(num_slices, bool) or int(num_slices) != num_slices or num_slices < 2:
+        raise CollectivesError(f"num_slices must be a whole number >= 2 (one slice needs no DCN), got {num_slices!r}")
+    if not nbytes > 0:
+        raise CollectivesError(f"nbytes must be positive, got {nbytes!r}")
+    S = int(num_slices)
+    system = tpu_system(generation, shape, S)
+    sl, n = system.slice, system.chips_per_slice
+    V = float(nbytes)
+    rs = estimate("reduce_scatter", sl, V)
+    ag = estimate("all_gather", sl, V)
+
+    def ring_over_slices(per_chip: float) -> float:
+        # one step of the ring over the slices: every chip sends per_chip to its twin in the next slice
+        flows = [(c + s * n, c + ((s + 1) % S) * n, per_chip) for s in range(S) for c in range(n)]
+        return 2 * (S - 1) * time_flows(system, flows).time
+
+    shard = V / n
+    dcn = ring_over_slices(shard / S)
+    per_host = int(np.prod(sl.host_shape))
+    bound = 2 * (S - 1) / S * shard * per_host / system.dcn_bandwidth_per_host
+    links = int((sl.links.src == 0).sum())
+    stages = (
+        Stage("ICI reduce-scatter", rs.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+              f"{rs.algorithm.replace('_', ' ')} over {n} chips"),
+        Stage("DCN all-reduce of shards", dcn, 2 * (S - 1) / S * shard * per_host, "B",
+              system.dcn_bandwidth_per_host,
+              f"ring over {S} slices, {2 * (S - 1)} steps, {per_host} chips per host share its DCN port"),
+        Stage("ICI all-gather", ag.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
+              f"{ag.algorithm.replace('_', ' ')} over {n} chips"),
+    )
+    return MultisliceAllReduce(
+        stages=stages, generation=sl.generation.name, shape=tuple(sl.dims), num_slices=S,
+        chips_per_slice=n, nbytes=V, shard_bytes=shard, dcn_steps=2 * (S - 1),
+        dcn_only=ring_over_slices(V / S), dcn_bound=bound)
+
+
+# ---------------------------------------------------------------------------
+# Sharded matrix multiplication: which collective it needs
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ShardedMatmul:
+    """:func:`sharded_matmul`'s answer: the Scaling Book's case and the collective it calls."""
+
+    lhs: str
+    rhs: str
+    out: str
+    case: int                     # 1..4, as the Scaling Book numbers them
+    collective: str | None        # None, "all_gather" or "all_reduce"
+    operand: str | None           # "A", "B" or "C" (the partial sums)
+    axis: str | None              # the mesh axis the collective runs over ("X")
+    nbytes: float = 0.0           # V of the collective: the gathered array, or the partial C per chip
+    time: float | None = None     # with a topology: cl.estimate's time (ideal link model)
+    bound: float | None = None
+    rule: str = ""
+
+    def __str__(self) -> str:
+        what = "no communication" if self.collective is None else (
+            f"{self.collective.replace('_', '-')} of {self.operand} over {self.axis}, "
+            f"{format_bytes(self.nbytes)}")
+        when = "" if self.time is None else f": {format_time(self.time)}"
+        return f"A[{self.lhs}] . B[{self.rhs}] -> C[{self.out}] (case {self.case}): {what}{when}"
+
+
+def _spec(text: str, names: tuple[str, str], what: str) -> tuple[str | None, str | None]:
+    dims = [d.strip() for d in str(text).split(",")]
+    if len(dims) != 2:
+        raise CollectivesError(f"{what} must name two dimensions, e.g. '{names[0]}_X,{names[1]}', got {text!r}")
+    axes = []
+    for d, name in zip(dims, names):
+        base, _, axis = d.partition("_")
+        if base != name or (axis and not axis.isalpha()):
+            raise CollectivesError(f"{what} must be {names[0]}[_AXIS],{names[1]}[_AXIS] (axes are letters "
+                                   f"such as X), got {text!r}")
+        axes.append(axis or None)
+    return axes[0], axes[1]
+
+
+def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes: int = 2,
+                   topology=None) -> ShardedMatmul:
+    """Which collective ``C[I, K] = A[I, J] . B[J, K]`` needs, by the Scaling Book's rules.
+
+    ``lhs`` and ``rhs`` give each operand's sharding, the Scaling Book's way:
+    ``"I_X,J"`` is A with I sharded over mesh axis X, ``"J,K"`` an unsharded B.
+    The four cases: (1) the contracting dimension J is sharded in neither: multiply
+    the local shards, no communication; (2) in one: all-gather that operand over
+    its J axis first; (3) in both, over the same axis: multiply the local shards,
+    then all-reduce the partial sums of C over that axis (a reduce-scatter instead
+    if C may stay sharded); (4) J unsharded but I and K sharded over the same
+    axis: the output would need one axis twice, so all-gather one operand (B here)
+    first. ``shape = (I, J, K)``. With a ``topology`` (a TPU slice whose axis
+    names are the lower-case mesh axes) the collective is timed with
+    :func:`~collectives_lib.estimate` (ideal link model).
+
+    Introduced in the chapter *All-to-all* (which sharded matmul calls which collective).
+    """
+    from .models import estimate
+
+    I, J, K = (int(v) for v in shape)  # noqa: E741  (the Scaling Book's names)
+    if min(I, J, K) < 1:
+        raise CollectivesError(f"shape must be three positive sizes (I, J, K), got {shape!r}")
+    ai, aj = _spec(lhs, ("I", "J"), "lhs")
+    bj, bk = _spec(rhs, ("J", "K"), "rhs")
+
+    def size(axis_map) -> float:
+        # bytes of an operand on one chip's group: divide by the axes it stays sharded on
+        n = 1
+        for axis in axis_map:
+            if axis is not None:
+                n *= mesh_size(axis)
+        return n
+
+    def mesh_size(axis: str) -> int:
+        if topology is None:
+            return 1
+        names = [a.lower() for a in topology.axis_names]
+        if axis.lower() not in names:
+            raise CollectivesError(f"mesh axis {axis!r} is not an axis of {topology!r} "
+                                   f"(its axes: {', '.join(topology.axis_names)})")
+        return int(topology.dims[names.index(axis.lower())])
+
+    for axis in (ai, aj, bj, bk):
+        if axis is not None:
+            mesh_size(axis)                      # names an axis of the topology
+    if ai is not None and ai == aj or bj is not None and bj == bk:
+        raise CollectivesError("an operand cannot be sharded twice over the same mesh axis")
+    if aj is not None and bj is not None and aj != bj:
+        raise CollectivesError(f"J is sharded over {aj} in A but over {bj} in B: reshard one of them first "
+                               f"(an all-to-all) so that both agree")
+    out_i, out_k = ai, bk
+    if aj is not None and aj == bj:
+        case, coll, operand, axis = 3, "all_reduce", "C", aj
+        nbytes = I * K * dtype_bytes / size((out_i, out_k))
+    elif aj is not None or bj is not None:
+        case, coll = 2, "all_gather"
+        operand, axis = ("A", aj) if aj is not None else ("B", bj)
+        nbytes = (I * J / size((ai,)) if operand == "A" else J * K / size((bk,))) * dtype_bytes
+    elif ai is not None and ai == bk:
+        case, coll, operand, axis = 4, "all_gather", "B", bk
+        nbytes = J * K * dtype_bytes
+        out_k = None
+    else:
+        case, coll, operand, axis, nbytes = 1, None, None, None, 0.0
+    out = f"I{'_' + out_i if out_i else ''},K{'_' + out_k if out_k else ''}"
+    rules = {1: "multiply the local shards", 2: f"all-gather {operand} over {axis}, then multiply",
+             3: f"multiply the local shards, then all-reduce the partial sums over {axis}",
+             4: f"all-gather {operand} over {axis} (C cannot be sharded twice over {axis})"}
+    time = bound = None
+    if coll is not None and topology is not None:
+        e = estimate(coll, topology, nbytes, axes=axis.lower())
+        time, bound = e.time, e.bound.time
+    return ShardedMatmul(lhs=lhs, rhs=rhs, out=out, case=case, collective=coll, operand=operand, axis=axis,
+                         nbytes=float(nbytes), time=time, bound=bound, rule=rules[case])
+
+
+def sharded_matmul_markdown(cases, *, shape=(8192, 8192, 8192), dtype_bytes: int = 2, topology=None) -> str:
+    """A Markdown table of :func:`sharded_matmul` for ``cases``, pairs ``(lhs, rhs)``:
+    the shardings, the case, the collective, its size and (with a topology) its time and
+    lower bound (ideal link model)."""
+    lines = ["| A | B | C | case | collective | V | time | lower bound |", "|---" * 8 + "|"]
+    for lhs, rhs in cases:
+        m = sharded_matmul(lhs, rhs, shape=shape, dtype_bytes=dtype_bytes, topology=topology)
+        what = "none" if m.collective is None else f"{m.collective.replace('_', '-')} of {m.operand} over {m.axis}"
+        times = ["", ""] if m.time is None else [format_time(m.time), format_time(m.bound)]
+        lines.append(f"| $A[{lhs}]$ | $B[{rhs}]$ | $C[{m.out}]$ | {m.case} | {what} | "
+                     f"{format_bytes(m.nbytes) if m.nbytes else ''} | " + " | ".join(times) + " |")
+    return "\n".join(lines)

@@ -150,3 +150,42 @@ def test_summary_on_a_one_way_torus_explains_instead_of_failing():
         assert (r.time is None) == bool(r.note)
         if r.time is not None:
             assert r.time == pytest.approx(r.closed_form, rel=1e-9)
+
+
+@pytest.mark.parametrize("lhs, rhs, case, collective, operand, axis, nbytes, out", [
+    ("I_X,J", "J,K_Y", 1, None, None, None, 0, "I_X,K_Y"),
+    ("I,J_X", "J,K", 2, "all_gather", "A", "X", 1024 * 2048 * 2, "I,K"),
+    ("I_Y,J", "J_X,K", 2, "all_gather", "B", "X", 2048 * 4096 * 2, "I_Y,K"),
+    ("I_Y,J_X", "J_X,K", 3, "all_reduce", "C", "X", 1024 * 4096 * 2 / 16, "I_Y,K"),
+    ("I_X,J", "J,K_X", 4, "all_gather", "B", "X", 2048 * 4096 * 2, "I_X,K"),
+])
+def test_sharded_matmul_follows_the_scaling_books_four_cases(lhs, rhs, case, collective, operand, axis,
+                                                             nbytes, out):
+    pod = cl.tpu_pod("v5e")
+    m = cl.workloads.sharded_matmul(lhs, rhs, shape=(1024, 2048, 4096), topology=pod)
+    assert (m.case, m.collective, m.operand, m.axis, m.out) == (case, collective, operand, axis, out)
+    assert m.nbytes == nbytes
+    if collective is None:
+        assert m.time is None and "no communication" in str(m)
+    else:
+        e = cl.estimate(collective, pod, nbytes, axes=axis.lower())
+        assert m.time == pytest.approx(e.time) and m.bound == pytest.approx(e.bound.time)
+
+
+@pytest.mark.parametrize("lhs, rhs, message", [
+    ("I,J_X", "J_Y,K", "J is sharded over X in A but over Y in B"),
+    ("I_X,J_X", "J,K", "sharded twice over the same mesh axis"),
+    ("I,J", "K,J", "rhs must be J"),
+    ("I,J,K", "J,K", "lhs must name two dimensions"),
+    ("I,J_Z", "J,K", "mesh axis 'Z' is not an axis of"),
+])
+def test_sharded_matmul_errors(lhs, rhs, message):
+    with pytest.raises(cl.CollectivesError, match=message):
+        cl.workloads.sharded_matmul(lhs, rhs, topology=cl.tpu_pod("v5e"))
+
+
+def test_sharded_matmul_markdown_has_a_row_per_case():
+    table = cl.workloads.sharded_matmul_markdown([("I_X,J", "J,K_Y"), ("I,J_X", "J_X,K")],
+                                                 shape=(1024, 2048, 4096), topology=cl.tpu_pod("v5e"))
+    rows = table.splitlines()
+    assert len(rows) == 4 and "| 1 | none |" in rows[2] and "all-reduce of C over X" in rows[3]

@@ -84,3 +84,32 @@ def test_reduce_scatter_contributions_grow_by_one_per_step():
     owned = [np.diag(s.count()) for s in states]       # rank r's own block r
     assert [list(o) for o in owned] == [[1] * 4, [1] * 4, [1] * 4, [4] * 4]
     assert [int(s.count().max()) for s in states] == [1, 2, 3, 4]
+
+
+def test_multislice_all_reduce_stages_by_hand():
+    # v5e 4x4 slices, two of them, 16 MiB per chip. Inside a slice: the library's
+    # reduce-scatter and all-gather. Across: chip c and its twin swap halves of their
+    # 1 MiB shard twice (ring of 2 slices: 2 steps of 512 KiB); the 8 chips of a host
+    # share its 8 x 3.125 GB/s DCN port, so a step takes 8 x 512 KiB / 25 GB/s.
+    V = 16 * 2**20
+    m = cl.workloads.multislice_all_reduce("v5e", "4x4", 2, V)
+    s44 = cl.tpu_slice("v5e", "4x4")
+    assert m.stages[0].seconds == pytest.approx(cl.estimate("reduce_scatter", s44, V).time)
+    assert m.stages[2].seconds == pytest.approx(cl.estimate("all_gather", s44, V).time)
+    step = 8 * (V / 16 / 2) / 25e9
+    assert m.dcn_steps == 2
+    assert m.stages[1].seconds == pytest.approx(2 * step)
+    assert m.dcn_bound == pytest.approx(2 * step)               # the DCN stage reaches its bound
+    assert m.dcn_only == pytest.approx(2 * 8 * (V / 2) / 25e9)   # 16x the DCN bytes without ICI first
+    assert m.time_sequential == pytest.approx(sum(st.seconds for st in m.stages))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"num_slices": 1}, "num_slices must be a whole number >= 2"),
+    ({"num_slices": 2.5}, "num_slices must be a whole number >= 2"),
+    ({"nbytes": 0}, "nbytes must be positive"),
+])
+def test_multislice_all_reduce_errors(kwargs, message):
+    args = {"generation": "v5e", "shape": "4x4", "num_slices": 2, "nbytes": 2**20} | kwargs
+    with pytest.raises(cl.CollectivesError, match=message):
+        cl.workloads.multislice_all_reduce(**args)

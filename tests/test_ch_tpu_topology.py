@@ -169,3 +169,19 @@ def test_draw_pipeline_counts_bars():
     assert "ICI: gather onto the root" in art["alt"] and "8 chunks" in art["alt"]
     with pytest.raises(cl.CollectivesError):
         cl.draw.draw_pipeline(type("P", (), {"stages": ()})())
+
+
+def test_offloaded_matmul_names_the_hot_links_that_set_the_gather():
+    # int8 A on the 16x16 torus, dimension-order: the root has 4 links in, but x-then-y
+    # routes put almost everything on its 2 y links, so 17.1 GB at 180 GB/s takes
+    # the time of the hot links, not 95 ms
+    m = cl.workloads.offloaded_matmul("v5e", "16x16", dtype_bytes=1, ici_routing="dimension-order")
+    g = m["ICI: gather onto the root"]
+    assert m.ici_hot_links == 2
+    assert g.rate == pytest.approx(4 * 45e9)
+    assert g.seconds > 1.8 * g.work / g.rate
+    assert "2 hot links carry" in g.describe() and "90 GB/s" in g.describe()
+    assert g.seconds == pytest.approx(float(g.describe().split("carry ")[1].split(" GB")[0]) * 1e9
+                                      / 90e9, rel=1e-2)
+    split = cl.workloads.offloaded_matmul("v5e", "16x16", dtype_bytes=1, ici_routing="disjoint")
+    assert split.ici_hot_links == 4 and "hot" not in split.stages[1].describe()

@@ -658,3 +658,18 @@ def test_drawings_take_an_axes_and_describe_themselves(name):
     fig.canvas.draw()
     assert art["figure"] is fig and art["axes"] is ax
     assert art["alt"].strip().endswith(".")
+
+
+def test_four_z_planes_are_drawn_two_by_two_at_half_the_page_each():
+    import matplotlib
+    matplotlib.use("Agg")
+    art = cl.draw.draw_torus(cl.tpu_slice("v5p", "4x4x4"))
+    fig = art["figure"]
+    fig.canvas.draw()
+    boxes = [a.get_window_extent() for a in art["axes"]]
+    assert len({round(b.y0) for b in boxes}) == 2                 # two rows of panels
+    assert min(b.width for b in boxes) > 0.27 * fig.bbox.width     # was under a fifth in one row
+    title = fig._suptitle.get_window_extent()
+    assert all(title.y0 >= a.title.get_window_extent().y1 for a in art["axes"])   # no collision
+    import matplotlib.pyplot as plt
+    plt.close("all")

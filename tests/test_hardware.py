@@ -40,3 +40,16 @@ def test_unknown_generation_message():
         hw.tpu("v9")
     with pytest.raises(ValueError, match="unknown GPU system 'dgx-a1'"):
         hw.gpu_system("dgx-a1")
+
+
+def test_scaling_book_pcie_and_vmem_figures_of_the_cited_edition():
+    # February 2025 edition: "typically around 1.5e10 bytes / second per chip",
+    # 16 GB/s each way on v4, 32 GB/s on v6e; VMEM about 22x HBM on v5e
+    assert "February 2025" in hw.SOURCES["scaling-book"][0]
+    assert float(hw.tpu("v5e").pcie_bandwidth) == 1.5e10
+    assert float(hw.tpu("v5p").pcie_bandwidth) == 1.5e10
+    assert float(hw.tpu("v4").pcie_bandwidth) == 1.6e10
+    assert float(hw.tpu("v6e").pcie_bandwidth) == 3.2e10
+    v5e = hw.tpu("v5e")
+    assert float(v5e.vmem_bandwidth) == pytest.approx(22 * float(v5e.hbm_bandwidth), rel=2e-3)
+    assert float(v5e.vmem_capacity) == 128 * 2**20

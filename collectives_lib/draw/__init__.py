@@ -72,6 +72,10 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.training` -- a training step in time (DDP's bucketed backward pass);
 * :mod:`~collectives_lib.draw.scaling` -- Amdahl's law, the slowest of n chips, GPipe, a straggler;
 * :mod:`~collectives_lib.draw.validation` -- published nccl-tests runs against the two models.
+* :mod:`~collectives_lib.draw.latency` -- a transfer's front hop by hop, and the latency share;
+* :mod:`~collectives_lib.draw.all_gather` -- the all-gather explorer;
+* :mod:`~collectives_lib.draw.reduce_scatter` -- the one-axis reduce-scatter explorer and step-time bars;
+* :mod:`~collectives_lib.draw.all_to_all` -- the all-to-all player, skew explorer and summary table.
 
 Introduced in the chapter *A first look*; the gallery appendix shows every
 drawing.
@@ -87,6 +91,10 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
         name="matplotlib")
 
 from .alpha_beta import draw_message_time, draw_ring_bytes, draw_ring_time
+from .all_gather import (ALL_GATHER_KINDS, all_gather_arrivals, all_gather_explorer_data, all_gather_topology,
+                         draw_all_gather_explorer)
+from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_collective_summary, draw_moe_skew,
+                         summary_markdown)
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .compare import draw_paired_times
 from .cuts import draw_cut_sweep
@@ -95,7 +103,9 @@ from .cost import (draw_bandwidth_curves, draw_bandwidth_ladder, draw_cost_curve
 from .crossover import draw_size_crossover
 from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .nvswitch import draw_algorithm_sweep, in_flight_states, sharp_stream_animation
+from .latency import draw_latency_share, route_front_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
+from .reduce_scatter import AXIS_KINDS, draw_reduce_scatter_explorer, draw_stage_step_times, one_axis_curves
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
@@ -128,4 +138,7 @@ __all__ = [
     "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
     "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models",
     "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
+    "ALL_GATHER_KINDS", "all_gather_arrivals", "all_gather_explorer_data", "all_gather_topology",
+    "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",
+    "one_axis_curves", "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]

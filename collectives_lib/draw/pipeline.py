@@ -160,7 +160,10 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
         b = ax.barh([y], [st.seconds / scale], height=0.7, color=color, hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
                     edgecolor=TEXT_COLOR if st is neck else "white", linewidth=1.8 if st is neck else 0.5)
         bars.append(b)
-        label = f"  {format_time(st.seconds)}  ({st.describe()})" + ("  \u2190 bottleneck" if st is neck else "")
+        mark = "  \u2190 bottleneck" if st is neck else ""
+        label = f"  {format_time(st.seconds)}  ({st.describe()})" + mark
+        if len(label) > 60:                     # a long label (a stage with a limit) takes two lines
+            label = f"  {format_time(st.seconds)}{mark}\n  ({st.describe()})"
         ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR,
                 fontweight="bold" if st is neck else "normal")
     left = 0.0

@@ -257,8 +257,8 @@ def _draw_torus_3d(topo: Torus, ax, *, labels, highlight, link_values, value_lab
             f"{topology_name(topo)} has {Z} z-planes, too many for one panel each; "
             "use draw_torus_summary"
         )
-    nrows = 1 if Z <= 4 else 2
-    height = None if ax is not None else (2.4 if nrows == 1 else 4.4) * (0.8 + 0.05 * Y)
+    nrows = 1 if Z <= 2 else 2          # four planes as 2 x 2: each panel half the page wide
+    height = None if ax is not None else (3.0 if nrows == 1 else 5.6) * (0.8 + 0.05 * Y)
     fig, axes = panel_axes(ax, Z, nrows=nrows, height=height)
     axis_vec = {0: np.array([1.0, 0.0]), 1: np.array([0.0, 1.0])}
     cmap = norm = None
@@ -282,14 +282,14 @@ def _draw_torus_3d(topo: Torus, ax, *, labels, highlight, link_values, value_lab
             face[busy] = cmap(norm(zbusy[busy]))
         if highlight is not None:
             face[np.asarray(list(highlight), dtype=int)] = to_rgba(RANK_COLORS[4])
-        nodes.append(_draw_chips(a, pos, size=0.5, facecolor=face))
+        nodes.append(_draw_chips(a, pos, size=0.62, facecolor=face))
         if labels:
-            texts += _coord_labels(a, topo, pos, fontsize=FONT["dense"])
+            texts += _coord_labels(a, topo, pos, fontsize=FONT["small"] if Z <= 4 else FONT["dense"])
         a.set_xlim(-1.0, X)
         a.set_ylim(-1.0, Y)
         a.set_aspect("equal")
         grid_ticks(a, X, Y, fontsize=FONT["small"])
-        a.set_title(f"z = {z}", fontsize=FONT["label"])
+        a.set_title(f"z = {z}", fontsize=FONT["label"], pad=2)
         a.set_xlabel("x", fontsize=FONT["annotation"])
         if z % (len(axes) // nrows or 1) == 0:
             a.set_ylabel("y", fontsize=FONT["annotation"])
@@ -396,7 +396,7 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     ax.set_title(title or f"{topology_name(topology)}: a {X}x{Y}x{Z} 3D torus of {cube}x{cube}x{cube} cubes",
                  fontsize=FONT["title"])
     alt = (f"{topology_name(topology)} drawn as a box of {X} by {Y} by {Z} chips divided into "
-           f"{cube}-chip cubes; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
+           f"{cube}x{cube}x{cube} cubes of {cube ** 3} chips; {topology.num_ranks} chips, bisection bandwidth {format_rate(bis)} one way"
            + (f"; a {'x'.join(map(str, slice_shape))} slice is shaded in one corner" if slice_shape is not None else "")
            + (", with the bisection plane shaded" if cut else "") + ".")
     return {"box": box, "grid": grid, "slice": slice_coll, "cut": cut_coll, "bisection": bis,

@@ -23,10 +23,11 @@ from .cluster import GpuCluster, superpod
 from .core import LINK_CLASSES, Links, Routes, Topology, check_topology
 from .spec import TOPOLOGY_HELP, parse_rate, parse_seconds, parse_topology
 from .switch import Switch, nvswitch_node
-from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, mesh
+from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, best_twist, mesh, torus_distances
 from .tpu import TpuSlice, TpuSystem, parse_shape, tpu_pod, tpu_slice, tpu_system
 
 __all__ = ["AXIS_NAMES", "Chain", "check_topology", "FullMesh", "GpuCluster", "LINK_CLASSES", "Links", "Ring",
            "Routes", "Switch", "TOPOLOGY_HELP", "Topology", "Torus", "TpuSlice", "TpuSystem",
            "mesh", "nvswitch_node", "parse_rate", "parse_seconds", "parse_shape",
-           "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system"]
+           "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system", "best_twist",
+           "torus_distances"]

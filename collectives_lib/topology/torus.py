@@ -435,3 +435,71 @@ class FullMesh(Topology):
         return Routes(flows, np.ones(len(src)), flows[moving], link.astype(np.int64))
 
 
+
+
+def torus_distances(dims, twist=None) -> np.ndarray:
+    """Hop counts from chip 0 to every chip of a torus, optionally twisted.
+
+    ``twist`` maps an axis to a shift of the other coordinates: a link that
+    wraps around axis ``a`` (from the last chip back to the first) also moves
+    the coordinates by ``twist[a]`` (one integer per axis, the entry for ``a``
+    itself ignored), which is how a *twisted torus* joins its faces, like a
+    Moebius strip. Twisted and plain tori are vertex-transitive, so the
+    distances from chip 0 are those from every chip. Returns the hop counts in
+    the order of the ranks (:meth:`Torus.rank_of`: the last axis fastest).
+
+    Introduced in the chapter *TPU cluster topology* (the twisted torus).
+    """
+    dims = tuple(int(d) for d in dims)
+    if not dims or min(dims) < 1:
+        raise CollectivesError(f"dims must be positive sizes, got {dims!r}")
+    D = len(dims)
+    twist = {} if twist is None else {int(a): tuple(int(s) for s in v) for a, v in dict(twist).items()}
+    for a, v in twist.items():
+        if not 0 <= a < D or len(v) != D:
+            raise CollectivesError(f"twist maps an axis 0..{D - 1} to {D} shifts, got {a}: {v}")
+    coords = np.array(np.unravel_index(np.arange(int(np.prod(dims))), dims)).T   # the ranks' order
+    dist = np.full(len(coords), -1)
+    dist[0] = 0
+    frontier, hops = np.array([0]), 0
+    while len(frontier):
+        hops += 1
+        nxt = []
+        for a in range(D):
+            for step in (1, -1):
+                c = coords[frontier].copy()
+                c[:, a] += step
+                crossed = (c[:, a] >= dims[a]) | (c[:, a] < 0)
+                shift = np.array(twist.get(a, (0,) * D))
+                shift[a] = 0
+                c[crossed] += step * shift
+                c %= dims
+                nxt.append(np.ravel_multi_index(tuple(c.T), dims))
+        cand = np.unique(np.concatenate(nxt))
+        cand = cand[dist[cand] < 0]
+        dist[cand] = hops
+        frontier = cand
+    return dist
+
+
+def best_twist(dims) -> tuple[dict, np.ndarray]:
+    """The twist of one axis that gives a torus of ``dims`` the fewest hops on average.
+
+    Tries every shift of the other coordinates at the wraparound of every axis
+    (:func:`torus_distances`) and returns ``(twist, distances)`` for the best
+    one (the untwisted torus, ``{}``, if no twist helps).
+    """
+    import itertools
+
+    dims = tuple(int(d) for d in dims)
+    best = ({}, torus_distances(dims))
+    for a in range(len(dims)):
+        others = [r for r in range(len(dims)) if r != a]
+        for shifts in itertools.product(*(range(dims[r]) for r in others)):
+            v = [0] * len(dims)
+            for r, s in zip(others, shifts):
+                v[r] = s
+            d = torus_distances(dims, {a: v})
+            if d.mean() < best[1].mean() - 1e-12:
+                best = ({a: tuple(v)}, d)
+    return best

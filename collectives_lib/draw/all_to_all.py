@@ -1,0 +1,157 @@
+"""All-to-all drawings: the step-by-step player, the skew explorer and the summary table.
+
+Introduced in the chapter *All-to-all: route tokens to experts on a TPU slice*
+(``tpu_all_to_all``), which calls them in one line each.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..units import format_bytes, format_rate, format_time
+from .figure import grid, label_axes, legend, new_figure
+from .schedule import draw_all_to_all_blocks, draw_transfers
+from .style import FONT, MUTED_COLOR, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, TEXT_COLOR
+
+#: Column and row names of :func:`draw_collective_summary`.
+SUMMARY_COLUMNS = {"ring": "one-way ring", "chain": "chain", "bidirectional_ring": "bidirectional ring",
+                   "all_axes": "all axes at once"}
+SUMMARY_COLLECTIVES = {"all_gather": "all-gather", "all_to_all": "all-to-all",
+                       "reduce_scatter": "reduce-scatter", "all_reduce": "all-reduce"}
+
+
+def all_to_all_frame(schedule, topology, i: int, *, title: str, states=None):
+    """Frame ``i`` of :func:`all_to_all_animation` (0: the start, ``k``: after step ``k``).
+
+    Up to six ranks: the step's transfers on the left, one origin x destination
+    grid per rank on the right. From seven ranks on the grids get the page's
+    width: transfers on top, the grids below in two rows, so that each grid is
+    about a quarter of the page wide.
+    """
+    n = schedule.group_size
+    if not 0 <= i <= schedule.num_steps:
+        raise CollectivesError(f"frame must be 0..{schedule.num_steps}, got {i}")
+    wide = n > 6
+    fig, _ = new_figure(0, 0, pyplot=False, height=6.4 if wide else 2.9)
+    if wide:
+        top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1.45])
+    else:
+        top, bottom = fig.subfigures(1, 2, width_ratios=[1, 1.7])
+    step = None if i == 0 else i - 1
+    draw_transfers(schedule, step, topology, ax=top.subplots(), legend=False,
+                   title="start" if i == 0 else f"step {i} of {schedule.num_steps}")
+    draw_all_to_all_blocks(schedule, i, ax=bottom, states=states, ncols=-(-n // 2) if wide else None)
+    fig.suptitle(title, fontsize=FONT["heading"])
+    return fig
+
+
+def all_to_all_animation(schedule, topology, title: str, captions, *, fps: float = 0.8):
+    """A player of an all-to-all: each step's transfers and every rank's grid of blocks."""
+    from ..explore import animation
+    from ..replay import replay
+
+    states = replay(schedule, elements=1)
+    alt = (f"{title}: the transfers of each step and, for every chip, the blocks it holds by origin "
+           "and destination, its column filling up")
+    return animation(lambda i: all_to_all_frame(schedule, topology, i, title=title, states=states),
+                     schedule.num_steps + 1, captions=captions, fps=fps, title=title, alt=alt)
+
+
+def summary_coefficient(row) -> str:
+    """A row of :func:`~collectives_lib.analysis.torus_summary` as a multiple of V/W."""
+    f = Fraction(row.coefficient).limit_denominator(4096)
+    return "V/W" if f == 1 else f"{f.numerator}/{f.denominator} · V/W"
+
+
+def summary_markdown(rows) -> str:
+    """:func:`~collectives_lib.analysis.torus_summary`'s rows as a Markdown table."""
+    cols = [f"{SUMMARY_COLUMNS[r.column]} ({', '.join(r.axes)}; N = {r.num_ranks})" for r in rows[:4]]
+    lines = ["| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for i in range(0, len(rows), 4):
+        cells = [f"{format_time(r.time)} = {summary_coefficient(r)}" if r.time is not None
+                 else "n/a: no wraparound" for r in rows[i:i + 4]]
+        lines.append(f"| **{SUMMARY_COLLECTIVES[rows[i].collective]}** | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def draw_collective_summary(topology, rows, nbytes, *, name: str | None = None):
+    """The summary table as a figure: four collectives by four ways of running them.
+
+    ``rows`` are :func:`~collectives_lib.analysis.torus_summary`'s (ideal link
+    model, throughput-bound). Returns ``{"figure", "axes", "cells", "alt"}``.
+    """
+    from matplotlib.collections import PolyCollection
+
+    if len(rows) != 16:
+        raise CollectivesError(f"the summary has 16 rows (4 collectives x 4 columns), got {len(rows)}")
+    fig, ax = new_figure(height=3.3, pyplot=False)
+    ax.set_axis_off()
+    ax.set(xlim=(0, 4.9), ylim=(-4.1, 1.0))
+    boxes, faces = [], []
+    for j, r in enumerate(rows[:4]):
+        ax.text(1.4 + j * 0.9, 0.45, f"{SUMMARY_COLUMNS[r.column]}\naxis {', '.join(r.axes)}, N = {r.num_ranks}",
+                ha="center", va="center", fontsize=FONT["small"], weight="bold", color=TEXT_COLOR)
+    for i in range(4):
+        ax.text(0.45, -0.5 - i, SUMMARY_COLLECTIVES[rows[4 * i].collective], ha="center", va="center",
+                fontsize=FONT["annotation"], weight="bold", color=TEXT_COLOR)
+        for j, r in enumerate(rows[4 * i:4 * i + 4]):
+            x, y = 1.4 + j * 0.9, -0.5 - i
+            boxes.append([(x - 0.42, y - 0.42), (x + 0.42, y - 0.42), (x + 0.42, y + 0.42), (x - 0.42, y + 0.42)])
+            faces.append(PANEL_COLOR if r.time is not None else "white")
+            if r.time is None:
+                ax.text(x, y, "n/a\nno wraparound\non this axis", ha="center", va="center",
+                        fontsize=FONT["small"], color=TEXT_COLOR, style="italic")
+            else:
+                ax.text(x, y + 0.13, format_time(r.time), ha="center", va="center", fontsize=FONT["heading"],
+                        weight="bold", color=TEXT_COLOR)
+                ax.text(x, y - 0.2, "= " + summary_coefficient(r), ha="center", va="center",
+                        fontsize=FONT["small"], color=MUTED_COLOR)
+    cells = PolyCollection(boxes, facecolors=faces, edgecolors=PANEL_EDGE_COLOR, linewidths=0.8, zorder=0)
+    ax.add_collection(cells)
+    label = name or "x".join(map(str, topology.dims))
+    ax.set_title(f"TPU {label} slice, V = {format_bytes(nbytes, binary=True)}, W = "
+                 f"{format_rate(topology.bandwidth)} one way: throughput-bound times (ideal link model)",
+                 fontsize=FONT["heading"])
+    alt = (f"Table of throughput-bound times of all-gather, reduce-scatter, all-reduce and all-to-all on a "
+           f"TPU {label} slice for {format_bytes(nbytes, binary=True)}, on a one-way ring, a bidirectional "
+           f"ring, a chain and all axes at once, each with its multiple of V/W (ideal link model).")
+    return {"figure": fig, "axes": ax, "cells": cells, "alt": alt}
+
+
+def draw_moe_skew(ring, curve, skew: float, *, exchange: str, top_k: int, topology):
+    """The skew explorer: link busy times (left) and time against skew (right).
+
+    ``ring`` is the lock-step ring's simulation at ``skew``; ``curve`` maps
+    ``"bidirectional_ring"`` and ``"direct"`` to ``(skews, times, time_now)``.
+    Ideal link model. Returns ``{"figure", "lines", "alt"}``.
+    """
+    from .cost import draw_link_loads
+
+    fig, _ = new_figure(0, 0, pyplot=False, height=3.5)
+    left, right = fig.subfigures(1, 2, width_ratios=[1.2, 1])
+    draw_link_loads(topology, ring.link_busy, ax=left.subplots(), value_label="link busy time")
+    ax = right.subplots()
+    lines = []
+    for algorithm, colour, ls, lw, label in (
+            ("bidirectional_ring", OP_COLORS["reduce"], "-", 3.0, "ring, lock-step"),
+            ("direct", OP_COLORS["copy"], (0, (4, 2)), 1.6, "routed (direct)")):
+        skews, times, now = curve[algorithm]
+        lines += ax.plot(skews, np.asarray(times) * 1e3, color=colour, ls=ls, lw=lw, label=label)
+        ax.plot([skew], [now * 1e3], "o", color=colour, ms=6, zorder=5)
+    base = curve["direct"][1][0]
+    ax.text(0.03, 0.97, f"ring {format_time(ring.time)} ({ring.time / base:.2g}x uniform)\n"
+                        f"routed {format_time(curve['direct'][2])}",
+            transform=ax.transAxes, va="top", fontsize=FONT["small"], color=TEXT_COLOR)
+    ax.set(xlim=(-0.05, max(skews) + 0.05), ylim=(0, None))
+    label_axes(ax, xlabel="routing skew s", ylabel=f"{exchange} time (ms)")
+    grid(ax)
+    legend(ax, loc="lower right")
+    fig.suptitle(f"MoE {exchange} on a 16-chip v5e axis, top-{top_k}, skew {skew:g} (ideal link model)",
+                 fontsize=FONT["heading"])
+    alt = (f"Left: a ring of chips with each link coloured by its busy time in the MoE {exchange} all-to-all "
+           f"with top-{top_k} routing and skew {skew:g}. Right: {exchange} time against skew for the "
+           f"lock-step ring schedule and for a routed exchange, with the current setting marked.")
+    return {"figure": fig, "lines": lines, "alt": alt}

@@ -1,0 +1,105 @@
+"""Reduce-scatter and all-reduce drawings: the one-axis explorer and the step-time bars.
+
+Introduced in the chapter *Reduce-scatter and all-reduce* (``tpu_reduce_scatter_all_reduce``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import CollectivesError
+from ..units import format_bytes, format_rate, format_time
+from .figure import grid, label_axes, legend, new_figure, time_axis
+from .style import FONT, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, STAGE_COLORS, TEXT_COLOR
+
+#: The explorer's axes: label -> registered algorithm.
+AXIS_KINDS = {"bidirectional ring": "bidirectional_ring", "one-way ring": "ring", "chain": "chain"}
+#: The explorer's curves: collective, colour, line style, width, label.
+_CURVES = (("all_gather", OP_COLORS["copy"], (0, (1, 2)), 3.5, "all-gather"),
+           ("reduce_scatter", OP_COLORS["reduce"], "-", 1.6, "reduce-scatter"),
+           ("all_reduce", TEXT_COLOR, "-", 1.6, "all-reduce"))
+#: 1 KiB .. 16 GiB in half powers of two: the explorer's curve sizes.
+CURVE_SIZES = 2.0 ** np.arange(10, 34.5, 0.5)
+
+
+@lru_cache(maxsize=None)
+def one_axis_curves(n: int, kind: str, bandwidth: float, latency: float) -> dict:
+    """Simulated times over :data:`CURVE_SIZES` of the three collectives on one axis of
+    ``n`` chips wired as ``kind`` (a key of :data:`AXIS_KINDS`); ideal link model."""
+    from ..plan import build
+    from ..simulate import simulate_sizes
+    from ..topology import Chain, Ring
+
+    if kind not in AXIS_KINDS:
+        raise CollectivesError(f"kind must be one of {', '.join(AXIS_KINDS)}, got {kind!r}")
+    topo = (Chain(n, bandwidth=bandwidth, latency=latency) if kind == "chain" else
+            Ring(n, bandwidth=bandwidth, latency=latency, bidirectional=kind == "bidirectional ring"))
+    return {c: simulate_sizes(build(c, topo, AXIS_KINDS[kind]), topo, CURVE_SIZES) for c, *_ in _CURVES}
+
+
+def draw_reduce_scatter_explorer(n: int, nbytes: float, kind: str, bandwidth: float, latency: float):
+    """Time against size for all-gather, reduce-scatter and all-reduce on one axis, the
+    chosen size marked and its times in a box clear of the curves. Ideal link model.
+
+    Returns ``{"figure", "axes", "lines", "box", "alt"}``.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    times = one_axis_curves(int(n), kind, float(bandwidth), float(latency))
+    at = int(np.argmin(abs(CURVE_SIZES - nbytes)))
+    fig, ax = new_figure(height=3.4, pyplot=False)
+    lines, said = [], []
+    for collective, colour, ls, lw, label in _CURVES:
+        lines += ax.plot(CURVE_SIZES, times[collective], color=colour, ls=ls, lw=lw, label=label)
+        if collective != "all_gather":
+            ax.plot([CURVE_SIZES[at]], [times[collective][at]], "o", color=colour, ms=6, zorder=4)
+            said.append(f"{label}: {format_time(times[collective][at])}")
+    box = ax.text(0.97, 0.05, f"at {format_bytes(CURVE_SIZES[at], binary=True)}\n" + "\n".join(said),
+                  transform=ax.transAxes, ha="right", va="bottom", fontsize=FONT["annotation"], color=TEXT_COLOR,
+                  bbox=dict(boxstyle="round,pad=0.4", facecolor=PANEL_COLOR, edgecolor=PANEL_EDGE_COLOR))
+    ax.set(xscale="log", yscale="log")
+    label_axes(ax, f"{kind}, N = {n}, W = {format_rate(bandwidth)} one way, {format_time(latency)} per hop "
+                   "(ideal link model)", "V, size of each chip's array (bytes)", "time", tick_role="tick")
+    ax.set_xticks([2.0 ** k for k in range(10, 35, 4)])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, binary=True)))
+    time_axis(ax.yaxis)
+    ax.minorticks_off()
+    grid(ax)
+    legend(ax, loc="upper left")
+    alt = (f"Log-log plot of time against size for all-gather, reduce-scatter and all-reduce on a {kind} of "
+           f"{n} chips, with the times at {format_bytes(CURVE_SIZES[at], binary=True)} marked; all-reduce is "
+           f"twice reduce-scatter, which equals all-gather.")
+    return {"figure": fig, "axes": ax, "lines": lines, "box": box, "alt": alt}
+
+
+def draw_stage_step_times(schedules, topology, nbytes: float, labels: dict):
+    """One bar chart per schedule of the simulated time of every step, coloured by stage.
+
+    ``labels[schedule.algorithm]`` names the stages in order. Ideal link model.
+    Returns ``{"figure", "axes", "bars", "alt"}``.
+    """
+    from ..simulate import simulate
+
+    fig, axes = new_figure(1, len(schedules), height=3.0, sharey=True, squeeze=False)
+    axes = list(axes[0])
+    bars = []
+    for a, sched in zip(axes, schedules):
+        r = simulate(sched, topology, nbytes)
+        stages = sched.stages()
+        colours = [STAGE_COLORS[stages.index(s.stage) % len(STAGE_COLORS)] for s in sched.steps]
+        bars.append(a.bar(np.arange(1, sched.num_steps + 1), r.step_times * 1e6, color=colours, width=0.8))
+        for k, label in enumerate(labels[sched.algorithm]):
+            a.bar([0], [0], color=STAGE_COLORS[k], label=label)
+        a.set_xlim(0.3, sched.num_steps + 0.7)
+        a.set_xticks([1] + list(range(4, sched.num_steps + 1, 4)))
+        label_axes(a, f"{sched.algorithm}: {format_time(r.time)} in all", "step", tick_role="tick")
+        legend(a, loc="upper right", role="small")
+        grid(a, "y")
+        a.set_axisbelow(True)
+    label_axes(axes[0], ylabel="step time (\u00b5s)")
+    fig.suptitle("Time of every step (ideal link model)", fontsize=FONT["heading"])
+    alt = ("Bar charts of the time of each step, one per schedule: "
+           + "; ".join(f"{s.algorithm}, {s.num_steps} steps" for s in schedules) + ".")
+    return {"figure": fig, "axes": axes, "bars": bars, "alt": alt}
