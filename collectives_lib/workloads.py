@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import validate
 from .errors import CollectivesError
 from .units import format_bytes, format_flops, format_rate, format_time
 
 __all__ = ["Stage", "Pipeline", "OffloadedMatmul", "FsdpLayer", "offloaded_matmul",
            "gather_bound", "fsdp_layer", "ZeroStage", "zero_traffic", "DdpBucket", "DdpTimeline",
-           "ddp_backward"]
+           "ddp_backward", "PxnTraffic", "pxn_all_to_all"]
 
 
 @dataclass(frozen=True)
@@ -758,3 +759,71 @@ def sharded_matmul_markdown(cases, *, shape=(8192, 8192, 8192), dtype_bytes: int
         lines.append(f"| $A[{lhs}]$ | $B[{rhs}]$ | $C[{m.out}]$ | {m.case} | {what} | "
                      f"{format_bytes(m.nbytes) if m.nbytes else ''} | " + " | ".join(times) + " |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# PXN: an all-to-all's blocks kept on their rails
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PxnTraffic:
+    """Where one GPU's all-to-all blocks travel, in bytes, with and without PXN.
+
+    ``nvlink`` is what crosses the GPU's NVLinks (blocks for its own node, plus, with
+    PXN, the blocks it hands to the GPU on the destination's rail and those it
+    forwards for the others); ``rail`` what leaves through its NIC to a GPU on its
+    own rail; ``spine`` what its NIC sends to GPUs on other rails, which only a
+    spine switch can deliver (nothing with PXN). A rail-only network has no spine:
+    there the all-to-all needs PXN."""
+    nodes: int
+    gpus_per_node: int
+    nbytes: float
+    pxn: bool
+    nvlink: float
+    rail: float
+    spine: float
+
+    @property
+    def network(self) -> float:
+        """Bytes that leave through the GPU's NIC (rail plus spine)."""
+        return self.rail + self.spine
+
+
+def pxn_all_to_all(cluster, nbytes: float, *, pxn: bool = True) -> PxnTraffic:
+    """One GPU's all-to-all traffic on a rail-optimised ``cluster`` (a
+    :class:`~collectives_lib.topology.GpuCluster`), ``nbytes`` per rank as nccl-tests
+    counts it (``1/N`` of it to each rank), by path.
+
+    Without PXN, GPU ``g`` sends each block for another node straight from its own
+    NIC; a block for GPU ``h != g`` of that node changes rails in the spine. With
+    PXN, it first hands that block over NVLink to GPU ``h`` of its own node, which
+    sends it on rail ``h``: the same bytes leave the node, all of them on their own
+    rail, and as many cross NVLink a second time.
+
+    >>> import collectives_lib as cl
+    >>> t = pxn_all_to_all(cl.GpuCluster("dgx-h100", 2), 16 * 2**20, pxn=False)
+    >>> t.rail / 2**20, t.spine / 2**20          # 1 block on rail 0, 7 change rails
+    (1.0, 7.0)
+    >>> t = pxn_all_to_all(cl.GpuCluster("dgx-h100", 2), 16 * 2**20)
+    >>> t.rail / 2**20, t.spine, t.nvlink / 2**20  # 7 own-node blocks + 7 handed over
+    (8.0, 0.0, 14.0)
+
+    Introduced in the chapter *GPU collectives across nodes* (PXN and rail-only networks).
+    """
+    from .topology import GpuCluster
+    if not isinstance(cluster, GpuCluster):
+        raise CollectivesError(f"pxn_all_to_all needs a GpuCluster (nodes on rails), got {cluster!r}")
+    validate.nonnegative(nbytes, "nbytes")
+    if not isinstance(pxn, bool):
+        raise CollectivesError(f"pxn must be True or False, got {pxn!r}")
+    m, g = cluster.num_nodes, cluster.gpus_per_node
+    block = float(nbytes) / (m * g)
+    own_node = (g - 1) * block
+    same_rail = (m - 1) * block
+    other_rails = (m - 1) * (g - 1) * block
+    if pxn:
+        # It hands (m-1)(g-1) blocks to its node's other GPUs and sends as many for them on its
+        # rail: every block for another node leaves on the destination's rail.
+        return PxnTraffic(m, g, float(nbytes), True, own_node + other_rails,
+                          same_rail + other_rails, 0.0)
+    return PxnTraffic(m, g, float(nbytes), False, own_node, same_rail, other_rails)

@@ -227,3 +227,17 @@ def test_dp_under_tp_in_nccls_model_is_one_rail_ring():
     e = cl.estimate("all_reduce", su, shard, axes="node", model="nccl")
     assert e.nccl_algorithm == "RING" and e.group_size == 32
     assert e.bound.time < e.time
+
+
+def test_pxn_keeps_an_all_to_all_on_its_rails():
+    cluster = cl.GpuCluster("dgx-h100", 4)               # 4 nodes of 8: a block is 1/32 of the buffer
+    block = 2**25 / 32
+    plain = cl.workloads.pxn_all_to_all(cluster, 2**25, pxn=False)
+    pxn = cl.workloads.pxn_all_to_all(cluster, 2**25)
+    assert (plain.nvlink, plain.rail, plain.spine) == (7 * block, 3 * block, 21 * block)
+    assert (pxn.nvlink, pxn.rail, pxn.spine) == (28 * block, 24 * block, 0.0)
+    assert plain.network == pxn.network == 24 * block    # the same bytes leave the node either way
+    with pytest.raises(cl.CollectivesError, match="GpuCluster"):
+        cl.workloads.pxn_all_to_all(cl.Ring(8, bandwidth=1e9), 2**20)
+    with pytest.raises(cl.CollectivesError, match="pxn must be True or False"):
+        cl.workloads.pxn_all_to_all(cluster, 2**20, pxn="no")
