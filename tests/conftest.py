@@ -161,3 +161,12 @@ def chromium_context():
         )
         yield context
         context.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_pyplot_figures():
+    """Close the pyplot figures a test leaves open, so no test sees another's figures."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")

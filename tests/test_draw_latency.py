@@ -14,8 +14,8 @@ def test_front_player_has_one_frame_per_hop_and_times_the_last():
     p = cl.draw.route_front_animation(s44, (3, 3), (0, 0), routes, alpha=1e-6, time_with=1.006e-3,
                                       time_without=1e-3, title="t")
     assert len(p.frames) == 6                       # six hops from corner to corner
-    assert "crossed 1 link, 1 us" in p.captions[0]
-    assert "6 us of hops plus 1 ms" in p.captions[-1]
+    assert "crossed 1 link, 1 µs" in p.captions[0]
+    assert "6 µs of hops plus 1 ms" in p.captions[-1]
 
 
 def test_latency_share_explorer_marks_the_share():

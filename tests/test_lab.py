@@ -267,7 +267,9 @@ def test_chapter_prose_shows_its_numbers_in_jupyterlab(lab, chromium_context):
             cell.scroll_into_view_if_needed()
             for name in names:  # jupyterlab-myst fills the expressions in once the kernel answers
                 try:
-                    page.wait_for_function("([el, v]) => el.innerText.includes(v)",
+                    # Solutions sit in dropdowns (<details>), whose text is hidden until opened.
+                    page.wait_for_function("([el, v]) => { el.querySelectorAll('details').forEach("
+                                           "d => { d.open = true; }); return el.innerText.includes(v); }",
                                            arg=[cell.element_handle(), expected[name]], timeout=10_000)
                 except Exception:
                     problems.append(f"markdown cell {k}: {{eval}}`{name}` should show {expected[name]!r}")
