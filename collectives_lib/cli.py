@@ -461,12 +461,7 @@ def _run_sizes(args) -> list[int]:
             f"-b {args.minbytes} -e {args.maxbytes} -f {args.stepfactor:g} makes {count:,} sizes; a run "
             f"times at most {MAX_RUN_SIZES} (every size is --warmup + --iters runs on every rank): "
             f"use a larger -f, such as 2")
-    sizes, s = [], float(lo)
-    while s <= hi * (1 + 1e-12):
-        if not sizes or int(round(s)) != sizes[-1]:
-            sizes.append(int(round(s)))
-        s *= args.stepfactor
-    return sizes
+    return sweep_sizes(lo, hi, args.stepfactor)
 
 
 def _run_schedules(args, num_ranks: int) -> list:
