@@ -29,7 +29,7 @@ matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import collectives_lib as cl  # noqa: E402
-from collectives_lib.explore import render_png  # noqa: E402
+from collectives_lib.book.explore import render_png  # noqa: E402
 
 D = cl.draw
 TARGET_MS = 300.0

@@ -29,7 +29,7 @@ import yaml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from collectives_lib.explore import Slider, explorer, render_png, subplots  # noqa: E402
+from collectives_lib.book.explore import Slider, explorer, render_png, subplots  # noqa: E402
 
 TARGET_MS = 150.0
 SIZES = np.logspace(3, 10, 60)

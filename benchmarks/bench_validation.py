@@ -15,7 +15,7 @@ import sys
 import time
 
 import collectives_lib as cl
-from collectives_lib import validation as V
+from collectives_lib.nccl import validation as V
 from collectives_lib.nccl import measured
 
 

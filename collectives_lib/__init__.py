@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import analysis, builders, costs, hardware, hlo, nccl, scaling, units, wire, workloads
+from . import analysis, builders, costs, hardware, nccl, units
 from .analysis import Choice, choose, time_flows
 from .bounds import Bound, lower_bound
 from .models import Estimate, estimate
@@ -53,23 +53,26 @@ toc = (
                 "time_flows", "lower_bound", "Bound")),
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
-    ("Modules", ("analysis", "builders", "costs", "hardware", "hlo", "nccl", "scaling", "units",
-                 "validation", "wire", "workloads",
-                 "draw", "explore", "mpi", "cli")),
+    ("Modules", ("analysis", "builders", "costs", "hardware", "nccl", "units",
+                 "hlo", "book", "workloads", "scaling", "wire", "explore", "draw", "mpi", "cli")),
 )
 
 __all__ = [name for _, names in toc for name in names]
 
-_LAZY = {"draw", "explore", "mpi", "cli", "validation"}
+#: Loaded on first use: the tools (``hlo``, ``mpi``, ``cli``), the drawings and the
+#: book's helpers (``book``; ``workloads``, ``scaling``, ``wire`` and ``explore`` are its modules).
+_LAZY = {"draw": "draw", "book": "book", "mpi": "mpi", "cli": "cli", "hlo": "hlo",
+         "workloads": "book.workloads", "scaling": "book.scaling", "wire": "book.wire",
+         "explore": "book.explore"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        module = importlib.import_module(f".{name}", __name__)
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module 'collectives_lib' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY)
+    return sorted(set(globals()) | set(_LAZY))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import costs, validate
+from . import checks, costs
 from .builders import build_named, buildable, closed_form_instead, reasons
 from .builders.registry import entries
 from .builders.rings import axis_kind
@@ -130,7 +130,7 @@ def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=No
     its protocols, is :func:`estimate` with ``model="nccl"``.)
     """
     coll = as_collective(collective)
-    nbytes = 1 << 30 if nbytes is None else validate.size(nbytes)
+    nbytes = 1 << 30 if nbytes is None else checks.size(nbytes)
     if isinstance(topology, Torus):
         return _tpu_choice(coll, topology, axes, nbytes, options)
     names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]

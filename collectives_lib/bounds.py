@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import validate
+from . import checks
 from .errors import CollectivesError
 from .builders import group_for
 from .collective import Collective, collective as as_collective
@@ -267,7 +267,7 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
     bound grows in proportion to the size, the latency bound does not)."""
     if isinstance(sizes, str) or not np.iterable(sizes):
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
-    sizes = [validate.nonnegative(v, "size (bytes)") for v in sizes]
+    sizes = [checks.nonnegative(v, "size (bytes)") for v in sizes]
     one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
     with np.errstate(over="ignore", invalid="ignore"):
         worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
@@ -286,7 +286,7 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     members = np.asarray(groups[0], dtype=np.int64)
     n = len(members)
     if coll in ("broadcast", "reduce") and not np.iterable(root):
-        root = validate.root(root, n, len(groups))
+        root = checks.root(root, n, len(groups))
     if coll == "send":
         s = members[0] if src is None else int(src)
         d = members[-1] if dst is None else int(dst)

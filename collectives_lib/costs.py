@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from .errors import CollectivesError
-from .validate import check_num_ranks
+from .checks import check_num_ranks
 
 
 def _log2(n: int) -> int:
@@ -644,22 +644,3 @@ def fat_tree_ring_all_gather(nodes: int, V: float, node_bandwidth: float) -> flo
     """First-order model: one ring over all nodes of a full fat tree,
     ``(M-1)/M * V / node_bandwidth`` (each node injects at, say, 400 GB/s)."""
     return (nodes - 1) / nodes * V / node_bandwidth
-
-
-# -- scaling ---------------------------------------------------------------------------
-
-def amdahl_step(compute: float, sync: float, speedup: float) -> float:
-    """Step time when only compute gets ``speedup`` times faster."""
-    return compute / speedup + sync
-
-
-def network_ridge_point(peak_flops: float, fabric_bandwidth: float) -> float:
-    """FLOPs per byte moved over the fabric needed to stay compute-bound."""
-    return peak_flops / fabric_bandwidth
-
-
-def max_order_statistic_quantile(n: int, median: bool = True) -> float:
-    """The quantile q where the slowest of n i.i.d. draws sits at its median:
-    ``P(max <= x) = F(x)^n = 1/2``, so ``F(x) = 2^(-1/n)``. 8 chips: 0.917."""
-    n = check_num_ranks(n)
-    return 0.5 ** (1.0 / n)

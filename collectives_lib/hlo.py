@@ -15,7 +15,7 @@ read anywhere.
 
 Every collective is counted once: an asynchronous pair (``all-gather-start`` and
 ``all-gather-done``, or ``async-start``/``async-done`` around a wrapped
-collective) is one :class:`Collective`, named after its start. Replica groups in
+collective) is one :class:`HloCollective`, named after its start. Replica groups in
 any of XLA's spellings (explicit ``{{0,1},{2,3}}``, iota ``[2,4]<=[8]``,
 ``[4,2]<=[2,4]T(1,0)``, or mesh axes ``mesh['x'=4,'y'=2] {'x'}``) are expanded
 into explicit groups of device ids, and :func:`mesh_axes` says which axes of
@@ -65,7 +65,7 @@ import numpy as np
 
 from .errors import CollectivesError
 
-__all__ = ["Array", "Collective", "HloModule", "ELEMENT_BITS", "KINDS", "parse_hlo",
+__all__ = ["Array", "HloCollective", "HloModule", "ELEMENT_BITS", "KINDS", "parse_hlo",
            "parse_mesh", "mesh_axes", "mesh_sizes", "format_groups"]
 
 #: Bits per element of XLA's element types (``pred`` is stored as one byte).
@@ -133,7 +133,7 @@ class Array:
 
 
 @dataclass(frozen=True)
-class Collective:
+class HloCollective:
     """One collective in an HLO module, as its devices run it.
 
     ``kind`` is the library's name (``all_gather``, ``reduce_scatter``,
@@ -235,13 +235,13 @@ class HloModule:
     name: str
     num_partitions: int
     replica_count: int
-    collectives: tuple[Collective, ...]
+    collectives: tuple[HloCollective, ...]
 
     @property
     def num_devices(self) -> int:
         return self.num_partitions * self.replica_count
 
-    def __iter__(self) -> Iterator[Collective]:
+    def __iter__(self) -> Iterator[HloCollective]:
         return iter(self.collectives)
 
     def __len__(self) -> int:
@@ -797,7 +797,7 @@ def _operand_shapes(ins: _Instr, by_name: dict[str, _Instr]) -> tuple[Array, ...
 
 
 def _collective(ins: _Instr, by_name, comps, roots, num_partitions, replica_count,
-                repeats) -> Collective | None:
+                repeats) -> HloCollective | None:
     opcode = ins.opcode
     family = _family(opcode)
     target = ins
@@ -898,7 +898,7 @@ def _collective(ins: _Instr, by_name, comps, roots, num_partitions, replica_coun
     elif base in ("all-reduce", "reduce-scatter"):
         raise _Bad("no to_apply=%computation (the reduction)")
 
-    return Collective(
+    return HloCollective(
         kind=kind, name=ins.name, opcode=opcode, operands=operands, results=results,
         dimension=dimension, replica_groups=groups, source_target_pairs=pairs,
         channel_id=channel_id, use_global_device_ids=use_global, to_apply=to_apply,
@@ -1031,7 +1031,7 @@ def mesh_sizes(mesh) -> dict[str, int]:
 def mesh_axes(groups, mesh, *, devices=None) -> tuple[str, ...]:
     """Which axes of ``mesh`` the replica groups span.
 
-    ``groups`` is a :class:`Collective` or a list of groups of device ids.
+    ``groups`` is a :class:`HloCollective` or a list of groups of device ids.
     ``mesh`` maps axis names to sizes in order (``{"x": 4, "y": 2}``,
     ``"x=4,y=2"`` or a ``jax.sharding.Mesh``). The ids in HLO groups are
     positions in the mesh (partition ids: row-major, the last axis fastest, as
@@ -1055,7 +1055,7 @@ def mesh_axes(groups, mesh, *, devices=None) -> tuple[str, ...]:
     """
     names, ids, desc = _resolve_mesh(mesh, devices)
     n = ids.size
-    if isinstance(groups, Collective):
+    if isinstance(groups, HloCollective):
         if groups.num_devices != n:
             raise CollectivesError(
                 f"mesh {desc} has {n} devices but {groups.name} runs on a module of "

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import nccl, validate
+from . import checks, nccl
 from .analysis import Choice, nccl_menu, resolve
 from .bounds import Bound, lower_bound, lower_bounds
 from .builders import build_named, buildable, check_options, closed_form_instead, entries, group_for, reasons, steps_estimate
@@ -234,7 +234,7 @@ def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto
     coll = as_collective(collective)
     check_options(coll, options)
     if nvls is not None:
-        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
+        checks.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     nbytes = check_nbytes(nbytes)
@@ -367,7 +367,7 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     coll = as_collective(collective)
     check_options(coll, options)
     if nvls is not None:
-        validate.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
+        checks.flag(nvls, "nvls (NVLink SHARP on or off; None: where the system has it)")
     which = _model(model, topology)
     dt = _dtype(dtype)
     esize = element_size(dt)

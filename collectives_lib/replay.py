@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import validate
+from . import checks
 from .errors import ScheduleError
 from .schedule import COPY, REDUCE, Schedule, box_fraction, check_schedule, expand_box
 
@@ -51,8 +51,8 @@ class State:
 def initial_state(schedule: Schedule, elements: int = 2, seed: int = 0) -> tuple[State, np.ndarray]:
     """The state before step 1 and the inputs ``x[global rank, slot, element]``."""
     check_schedule(schedule)
-    elements = validate.whole(elements, "elements (numbers per slot)")
-    seed = validate.whole(seed, "seed", minimum=0)
+    elements = checks.whole(elements, "elements (numbers per slot)")
+    seed = checks.whole(seed, "seed", minimum=0)
     if schedule.group_size > MAX_REPLAY_GROUP:
         raise ScheduleError(
             f"replay tracks up to {MAX_REPLAY_GROUP} ranks per group; this schedule has "

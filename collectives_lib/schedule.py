@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import validate
+from . import checks
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 
@@ -370,8 +370,8 @@ class Schedule:
 
     def format(self, *, max_steps: int = 64, max_transfers: int = 64) -> str:
         """A readable listing, one line per transfer, as ``show`` prints it."""
-        max_steps = validate.whole(max_steps, "max_steps (steps to print)", minimum=0)
-        max_transfers = validate.whole(max_transfers, "max_transfers (transfers per step to print)", minimum=0)
+        max_steps = checks.whole(max_steps, "max_steps (steps to print)", minimum=0)
+        max_transfers = checks.whole(max_transfers, "max_transfers (transfers per step to print)", minimum=0)
         lines = [
             f"{self.algorithm} {self.collective} over {self.num_ranks} ranks"
             + ("" if self.num_groups == 1 else f" ({self.num_groups} groups of {self.group_size})")

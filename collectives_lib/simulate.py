@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import validate
+from . import checks
 from .collective import Collective
 from .errors import CollectivesError
 from .schedule import REDUCE, Schedule, Traffic, check_schedule
@@ -274,13 +274,13 @@ def patterns(schedule: Schedule, topology: Topology, *, placement=None,
 
 
 def _overhead(overhead) -> float:
-    return validate.nonnegative(overhead, "overhead (seconds per step)")
+    return checks.nonnegative(overhead, "overhead (seconds per step)")
 
 
 def _inputs(schedule, topology, element_size) -> None:
     check_schedule(schedule)
     check_topology(topology)
-    validate.whole(element_size, "element_size (bytes)")
+    checks.whole(element_size, "element_size (bytes)")
 
 
 def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=None,
@@ -296,7 +296,7 @@ def simulate(schedule: Schedule, topology: Topology, nbytes: int, *, placement=N
     added to every step. ``element_size`` also sets in-network reduction throughput.
     """
     _inputs(schedule, topology, element_size)
-    overlap = validate.flag(overlap, "overlap")
+    overlap = checks.flag(overlap, "overlap")
     with np.errstate(over="ignore", invalid="ignore"):
         result = _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_size)
     _finite_times(result.time, nbytes, topology)
@@ -458,7 +458,7 @@ def simulate_sizes(schedule: Schedule, topology: Topology, sizes, *, placement=N
                    overhead: float = 0.0, overlap: bool = True, element_size: int = 4) -> np.ndarray:
     """Times (s) for many sizes at once; routing happens once. Sizes as in :func:`simulate`."""
     _inputs(schedule, topology, element_size)
-    overlap = validate.flag(overlap, "overlap")
+    overlap = checks.flag(overlap, "overlap")
     with np.errstate(over="ignore", invalid="ignore"):
         times = _simulate_sizes(schedule, topology, sizes, placement, overhead, overlap, element_size)
     _finite_times(times, "up to " + str(max(np.ravel(sizes), default=0)), topology)
@@ -483,10 +483,10 @@ def step_link_loads(schedule: Schedule, topology: Topology, step: int, nbytes: f
                     placement=None) -> np.ndarray:
     """Bytes on every link during one step (for per-step heatmaps)."""
     _inputs(schedule, topology, 4)
-    step = validate.whole(step, "step", minimum=0)
+    step = checks.whole(step, "step", minimum=0)
     if step >= schedule.num_steps:
         raise CollectivesError(f"step must be 0..{schedule.num_steps - 1} for {schedule!r}, got {step}")
-    nbytes = validate.nonnegative(nbytes, "nbytes")
+    nbytes = checks.nonnegative(nbytes, "nbytes")
     nodes = participant_nodes(schedule, topology, placement)
     p = _route_pattern(schedule, topology, schedule.steps[step].traffic, nodes, step, 4)
     out = np.zeros(len(topology.links))

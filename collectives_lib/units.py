@@ -154,3 +154,34 @@ def format_flops(flops_per_second: float, *, digits: int = 3) -> str:
         if abs(flops_per_second) >= scale:
             return f"{_sig(flops_per_second / scale, digits)} {name}"
     return f"{_sig(flops_per_second, digits)} FLOP/s"
+
+
+#: A sweep (``collectives sweep``, ``run``) has at most this many sizes.
+MAX_SWEEP_ROWS = 1000
+
+
+def sweep_sizes(minbytes, maxbytes, stepfactor: float) -> list[int]:
+    """nccl-tests' sizes: from -b to -e, each -f times the last, as whole bytes, each once."""
+    lo, hi = parse_size(minbytes), parse_size(maxbytes)
+    if hi < lo:
+        raise CollectivesError(f"-e {maxbytes} is smaller than -b {minbytes}")
+    factor = float(stepfactor)
+    if not (factor > 1 and factor != float("inf")):
+        raise CollectivesError(f"-f must be a number > 1, got {stepfactor}")
+    sizes, s = [], float(lo)
+    log_f = math.log(factor)
+    while s <= hi * (1 + 1e-12):
+        size = int(round(s))
+        if not sizes or size != sizes[-1]:
+            if len(sizes) == MAX_SWEEP_ROWS:
+                raise CollectivesError(
+                    f"-b {minbytes} -e {maxbytes} -f {stepfactor} makes more than "
+                    f"{MAX_SWEEP_ROWS} different sizes; a sweep prints at most "
+                    f"{MAX_SWEEP_ROWS}: use a larger -f")
+            sizes.append(size)
+            # skip the steps that round to this same whole size (a factor close to 1)
+            skip = int(math.log((size + 0.5) / s) / log_f) - 1 if s < size + 0.5 else 0
+            if skip > 0:
+                s *= factor ** skip
+        s *= factor
+    return sizes

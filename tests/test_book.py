@@ -90,7 +90,7 @@ def test_notebook_was_executed_without_errors(built_book, page):
 @pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
 def test_every_widget_has_a_static_twin(built_book, page):
     """A live widget shows nothing on the static site: each needs a text/html twin
-    (use collectives_lib.explore rather than raw ipywidgets)."""
+    (use collectives_lib.book.explore rather than raw ipywidgets)."""
     nb = nbformat.read(EXECUTED_DIR / f"{page}.ipynb", as_version=4)
     bare = [
         i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"

@@ -279,13 +279,13 @@ CHAPTER_RUNS = ("h100x4of8-allreduce-ncclcollbench", "h100x4of8-allgather-ncclco
 
 def test_the_chapters_runs_exist_and_are_modelled():
     for run_id in CHAPTER_RUNS:
-        run = cl.validation.run(run_id)
+        run = cl.nccl.validation.run(run_id)
         assert run.modelled, run_id
 
 
 def test_dgx_h100_nvls_run_is_predicted_within_its_goal():
     """The docstring's example: 4 GiB measured 15,749 us, NCCL's model 16,251 us (+3.2%)."""
-    rows = cl.validation.compare(cl.validation.run("dgxh100x8-nvls-allreduce-dgxc-bench"))
+    rows = cl.nccl.validation.compare(cl.nccl.validation.run("dgxh100x8-nvls-allreduce-dgxc-bench"))
     big = [r for r in rows if r.nbytes == 4 * 2**30][0]
     assert big.measured == pytest.approx(15749e-6, rel=1e-3)
     assert big.error == pytest.approx(0.032, abs=0.002)

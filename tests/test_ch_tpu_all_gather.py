@@ -1,6 +1,6 @@
 """Tests for the chapter *Inside all-gather: rings, chains and two axes*:
 arrival_steps against the schedules' known patterns, the 2D all-gather against
-its derivation, and the FSDP calculator (collectives_lib.workloads.fsdp_layer)."""
+its derivation, and the FSDP calculator (collectives_lib.book.workloads.fsdp_layer)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import collectives_lib as cl
 from collectives_lib import hardware as hw
-from collectives_lib.workloads import fsdp_layer
+from collectives_lib.book.workloads import fsdp_layer
 
 V5E = hw.tpu("v5e")
 W = float(V5E.ici_bandwidth)

@@ -1,5 +1,5 @@
 """Tests for the chapter *TPU cluster topology*: the seed post's numbers, the
-pipeline calculator (collectives_lib.workloads) held to hand formulas, its
+pipeline calculator (collectives_lib.book.workloads) held to hand formulas, its
 failure messages, and the pipeline drawing."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 import collectives_lib as cl
 from collectives_lib import hardware as hw
-from collectives_lib.workloads import Pipeline, Stage, gather_bound, offloaded_matmul
+from collectives_lib.book.workloads import Pipeline, Stage, offloaded_matmul
 
 V5E = hw.tpu("v5e")
 W = float(V5E.ici_bandwidth)
@@ -142,12 +142,12 @@ def test_offloaded_matmul_errors(kwargs, message):
         offloaded_matmul("v5e", "4x4", **kwargs)
 
 
-def test_gather_bound():
+def test_gather_bound_is_the_bytes_the_root_lacks_over_its_links_in():
+    """A corner chip of a v5e 4x4 slice (no wraparound) has two links in, an inner one four:
+    the root lacks 15/16 of 16 GB, which can arrive only over those links."""
     s = cl.tpu_slice("v5e", "4x4")
-    assert gather_bound(s, (0, 0), 16e9) == pytest.approx(15e9 / (2 * W))
-    assert gather_bound(s, (1, 1), 16e9) == pytest.approx(15e9 / (4 * W))
-    with pytest.raises(cl.CollectivesError, match="root 16 is not an endpoint"):
-        gather_bound(s, 16, 1e9)
+    assert cl.lower_bound("gather", s, int(16e9), root=0).time == pytest.approx(15e9 / (2 * W))
+    assert cl.lower_bound("gather", s, int(16e9), root=s.rank_of((1, 1))).time == pytest.approx(15e9 / (4 * W))
 
 
 def test_str_names_the_bottleneck():

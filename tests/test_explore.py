@@ -1,4 +1,4 @@
-"""Unit tests for collectives_lib.explore: drive the widgets by setting .value and
+"""Unit tests for collectives_lib.book.explore: drive the widgets by setting .value and
 read what they show; check the kernel-free twins; check the errors."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 
 from collectives_lib import explore  # noqa: E402
-from collectives_lib.explore import Dropdown, Slider, animation, explorer, player, subplots  # noqa: E402
+from collectives_lib.book.explore import Dropdown, Slider, animation, explorer, player, subplots  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -388,7 +388,7 @@ def test_player_rejects_bad_input():
 
 def test_importing_explore_imports_no_gui_library():
     code = (
-        "import sys, collectives_lib, collectives_lib.explore\n"
+        "import sys, collectives_lib, collectives_lib.book.explore\n"
         "heavy = [m for m in ('matplotlib', 'ipywidgets', 'IPython') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

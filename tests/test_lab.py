@@ -38,7 +38,7 @@ SHOTS = BUILD_DIR / "screenshots"
 SMOKE_CELLS = [
     """\
 import numpy as np
-from collectives_lib.explore import Dropdown, Slider, animation, explorer, subplots""",
+from collectives_lib.book.explore import Dropdown, Slider, animation, explorer, subplots""",
     """\
 def draw(n, bandwidth):
     fig, ax = subplots()

@@ -497,7 +497,8 @@ def test_run_usage_names_the_program_as_it_was_started(capsys):
 def test_run_parse_errors_are_one_line(capsys):
     assert cli.main(["run", "--np", "abc"]) == 2
     assert capsys.readouterr().err == "collectives run: error: argument --np/-n: invalid int value: 'abc'\n"
-    assert cli.run_main(["--dtype", "int8"], prog="python -m collectives_lib.mpi") == 2
+    from collectives_lib.mpi.cli import run_main
+    assert run_main(["--dtype", "int8"], prog="python -m collectives_lib.mpi") == 2
     assert capsys.readouterr().err.startswith("collectives run: error: argument --dtype: invalid choice: 'int8'")
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import collectives_lib as cl
-from collectives_lib import validate
+from collectives_lib import checks
 
 RING = cl.Ring(8, bandwidth=45e9)
 TORUS = cl.Torus((4, 4), bandwidth=1e9)
@@ -149,11 +149,11 @@ def test_right_inputs_still_work_in_every_form_the_checks_accept():
 
 def test_the_extremes_allowed_still_give_finite_times():
     """The slowest link and largest size allowed: every time finite, in both models."""
-    slow = cl.Ring(4, bandwidth=validate.BANDWIDTH_RANGE[0], latency=validate.MAX_LATENCY)
-    e = cl.estimate("all_reduce", slow, validate.MAX_BYTES)
+    slow = cl.Ring(4, bandwidth=checks.BANDWIDTH_RANGE[0], latency=checks.MAX_LATENCY)
+    e = cl.estimate("all_reduce", slow, checks.MAX_BYTES)
     assert math.isfinite(e.time) and math.isfinite(e.bound.time) and e.time >= e.bound.time
     big = cl.GpuCluster("dgx-h100", 2, nvlink_bandwidth=1e-3, nic_bandwidth=1e-3, nic_latency=1e6)
-    assert math.isfinite(cl.estimate("all_reduce", big, validate.MAX_BYTES).time)
+    assert math.isfinite(cl.estimate("all_reduce", big, checks.MAX_BYTES).time)
 
 
 def test_one_rank_moves_nothing_and_says_so():
@@ -167,9 +167,9 @@ def test_one_rank_moves_nothing_and_says_so():
 
 
 def test_the_checks_live_in_one_module():
-    """The topologies use validate's checks, and plan the builders' option check, not copies of their own."""
+    """The topologies use the checks module's functions, and plan the builders' option check, not copies of their own."""
     from collectives_lib.topology import core
-    assert core.positive is validate.positive and core.nonnegative is validate.nonnegative
+    assert core.positive is checks.positive and core.nonnegative is checks.nonnegative
     from collectives_lib import builders
     assert cl.plan.check_options is builders.check_options
 

@@ -10,7 +10,7 @@ from collectives_lib import bounds, costs
 from collectives_lib.models import sweep
 from collectives_lib.topology import TpuSystem
 from collectives_lib.builders import group_for, registry
-from collectives_lib.cli import MAX_SWEEP_ROWS, sweep_sizes
+from collectives_lib.units import MAX_SWEEP_ROWS, sweep_sizes
 from collectives_lib.errors import CollectivesError
 from collectives_lib.topology import parse_topology
 

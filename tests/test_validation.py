@@ -7,7 +7,7 @@ column exceptions). benchmarks/bench_validation.py prints every row.
 """
 import pytest
 
-from collectives_lib import validation as V
+from collectives_lib.nccl import validation as V
 
 RUNS = V.runs()
 

@@ -1,4 +1,4 @@
-"""collectives_lib.wire: HLO modules timed on topologies, replayed on JAX's own data,
+"""collectives_lib.book.wire: HLO modules timed on topologies, replayed on JAX's own data,
 and PyTorch's calls as collectives.
 
 JAX runs in one subprocess with 8 CPU devices (XLA_FLAGS must be set before JAX is

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..collective import collective as as_collective
-from .. import validate
+from .. import checks
 from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
@@ -111,7 +111,7 @@ def group_for(collective, topology, axes=None, options: Mapping[str, Any] | None
     groups, shape, axes_i = _groups(topo, n, axes)
     options = dict(options or {})
     if coll in ("broadcast", "reduce") and options.get("root") is not None and not np.iterable(options["root"]):
-        validate.root(options["root"], groups.shape[1], groups.shape[0])
+        checks.root(options["root"], groups.shape[1], groups.shape[0])
     return Group(coll, topo, axes_i, shape, options), groups
 
 
@@ -195,8 +195,8 @@ def check_options(collective, options: dict) -> dict:
             f"{collective}; the options are: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
     for key in ("root", "src", "dst"):
         value = options.get(key)
-        if value is None or validate.iterable(value):
+        if value is None or checks.iterable(value):
             continue
-        if validate.is_bool(value) or not isinstance(value, numbers.Integral):
+        if checks.is_bool(value) or not isinstance(value, numbers.Integral):
             raise CollectivesError(f"{key} must be a whole-number rank, got {value!r}")
     return options

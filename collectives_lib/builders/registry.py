@@ -204,17 +204,6 @@ def power_of_two(label: str) -> Callable[[Group], str | None]:
     return test
 
 
-def all_of(*tests: Callable[[Group], str | None]) -> Callable[[Group], str | None]:
-    """Applicability test: the first reason any of ``tests`` gives."""
-    def test(group: Group) -> str | None:
-        for t in tests:
-            why = t(group)
-            if why is not None:
-                return why
-        return None
-    return test
-
-
 # ---------------------------------------------------------------------------
 # How big a schedule would be, before building it
 # ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def all_to_all_frame(schedule, topology, i: int, *, title: str, states=None):
 
 def all_to_all_animation(schedule, topology, title: str, captions, *, fps: float = 0.8):
     """A player of an all-to-all: each step's transfers and every rank's grid of blocks."""
-    from ..explore import animation
+    from ..book.explore import animation
     from ..replay import replay
 
     states = replay(schedule, elements=1)

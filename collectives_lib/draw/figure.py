@@ -115,7 +115,7 @@ def show(figure: Any, alt: str | None = None, *, compact: bool = True,
     more. ``compact`` quantises the PNG to 256 colours (flat book figures
     lose nothing and weigh a third).
     """
-    from ..explore import render_png
+    from ..book.explore import render_png
 
     if isinstance(figure, Mapping):
         alt = alt or figure.get("alt")

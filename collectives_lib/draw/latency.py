@@ -21,7 +21,7 @@ def route_front_animation(topology, src, dst, routes, *, alpha: float, time_with
     ``time_with`` and ``time_without`` are the transfer's simulated times with and
     without per-hop latency, for the last caption. Ideal link model.
     """
-    from ..explore import animation
+    from ..book.explore import animation
     from .routes import draw_route
 
     hops = max(len(r) for r in routes) - 1

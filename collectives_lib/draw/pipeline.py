@@ -104,7 +104,7 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
 
     Introduced in the chapter *Moving bytes*.
     """
-    from ..explore import animation
+    from ..book.explore import animation
 
     total = hops * packets
     pipe = hops + packets - 1
@@ -131,7 +131,7 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
 
 
 def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | None = None):
-    """The stages of a :class:`~collectives_lib.workloads.Pipeline` as bars, slowest marked.
+    """The stages of a :class:`~collectives_lib.book.workloads.Pipeline` as bars, slowest marked.
 
     One horizontal bar per stage (in :data:`STAGE_COLORS`, labelled with its
     time and what it moves), then two bars that combine them: the stages one

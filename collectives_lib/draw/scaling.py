@@ -1,6 +1,6 @@
 """Why communication decides scaling, drawn: Amdahl's law for one training step,
 where the slowest of n chips lands, a GPipe schedule's bubble, and a ring
-all-reduce waiting for one slow GPU (:mod:`collectives_lib.scaling`).
+all-reduce waiting for one slow GPU (:mod:`collectives_lib.book.scaling`).
 
 Introduced in the chapter *Why communication decides scaling*.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import scaling
+from ..book import scaling
 from ..errors import CollectivesError
 from ..units import format_time
 from .figure import grid, label_axes, legend, new_figure
@@ -134,7 +134,7 @@ def draw_straggler_step(schedule, healthy, straggler, k: int, *, slow: int, what
     """The first ``k`` steps of ``schedule`` as a Gantt chart per rank: each
     rank's transfers (``straggler.busy``) and its wait until the step ends,
     with the healthy run's end dashed. ``healthy`` and ``straggler`` are
-    :func:`collectives_lib.scaling.rank_timeline` results; ``slow`` names the
+    :func:`collectives_lib.book.scaling.rank_timeline` results; ``slow`` names the
     slow rank; ``what`` describes the run in the title.
 
     Returns ``{"figure", "axes", "alt"}``.

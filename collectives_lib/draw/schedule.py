@@ -554,10 +554,10 @@ def schedule_animation(schedule: Schedule, topology: Topology | None = None, *, 
 
     Frame 0 is the state before step 1; frame k shows the transfers of step
     k and the buffers after it (:func:`draw_schedule_step`). Built on
-    :func:`collectives_lib.explore.animation`, so it is plain HTML and
+    :func:`collectives_lib.book.explore.animation`, so it is plain HTML and
     JavaScript that works on the static site, in JupyterLab and in Colab;
     each frame has alt text and a caption. Display the returned
-    :class:`~collectives_lib.explore.Player` (last expression of a cell).
+    :class:`~collectives_lib.book.explore.Player` (last expression of a cell).
     """
     K = schedule.num_steps
     if K + 1 > max_frames:
@@ -585,7 +585,7 @@ def schedule_name(schedule: Schedule) -> str:
 
 def step_player(schedule: Schedule, frame, *, fps: float, alt: str, title: str):
     """A player with one frame before step 1 and one after each step, captioned."""
-    from ..explore import animation
+    from ..book.explore import animation
 
     K = schedule.num_steps
     captions = [step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]

@@ -1,5 +1,5 @@
 """Training steps in time: the backward pass of data parallelism with its
-gradient all-reduces in buckets (:func:`collectives_lib.workloads.ddp_backward`).
+gradient all-reduces in buckets (:func:`collectives_lib.book.workloads.ddp_backward`).
 
 Introduced in the chapter *Why communication decides scaling*.
 """
@@ -18,7 +18,7 @@ def draw_ddp_timeline(timeline, ax=None, *, title: str | None = None):
     all-reduce of every gradient after the backward pass. A dashed line marks
     where the backward pass ends; what the buckets run past it is exposed.
 
-    ``timeline`` is a :class:`~collectives_lib.workloads.DdpTimeline`. Layers
+    ``timeline`` is a :class:`~collectives_lib.book.workloads.DdpTimeline`. Layers
     are numbered from 1 in forward order. Returns ``{"compute": bars,
     "buckets": bars, "figure", "axes", "alt"}``.
     """

@@ -1,6 +1,6 @@
 """Published measurements against the models: one nccl-tests run's bus bandwidth
 by size, beside NCCL's model and the ideal link model
-(:mod:`collectives_lib.validation`).
+(:mod:`collectives_lib.nccl.validation`).
 
 Introduced in the chapter *Measure it yourself*.
 """
@@ -25,7 +25,7 @@ def draw_measured_vs_models(collective, num_ranks: int, sizes, measured, nccl=No
     ``ideal`` the times in seconds at those sizes (either model may be None);
     bus bandwidth is ``size / time`` times the collective's busbw factor for
     ``num_ranks``. The title gets the median error of NCCL's model appended (the
-    error of median absolute value, with its sign, as :func:`collectives_lib.validation.summarize`).
+    error of median absolute value, with its sign, as :func:`collectives_lib.nccl.validation.summarize`).
     With no sizes (a machine and collective nobody has published) the panel
     says so.
 

@@ -1,5 +1,5 @@
 """``python -m collectives_lib.mpi ...``: the command line's ``run`` verb
-(:func:`collectives_lib.cli.run_main`), with the same options.
+(:func:`collectives_lib.mpi.cli.run_main`), with the same options.
 
 The launcher starts every MPI process this way too (``--payload FILE``). This
 entry point is never imported by the package, so the package does not depend
@@ -8,6 +8,6 @@ on the command line.
 
 import sys
 
-from collectives_lib.cli import run_main
+from collectives_lib.mpi.cli import run_main
 
 sys.exit(run_main(sys.argv[1:], prog="python -m collectives_lib.mpi"))

@@ -11,7 +11,8 @@ presets: :func:`~collectives_lib.topology.nvswitch_node` and
 :class:`~collectives_lib.topology.GpuCluster`.
 
 * :mod:`.tables`: NCCL's constants; :mod:`.graphs`: the channels its search finds;
-  :mod:`.tuner`: latency, bandwidth, time and choice; :mod:`.p2p`: point to point.
+  :mod:`.tuner`: latency, bandwidth, time and choice; :mod:`.p2p`: point to point;
+  :mod:`.validation` (loaded on first use): the published nccl-tests runs it is held to.
 * :func:`comm_for` turns a topology (and the axes a collective spans) into the
   communicator NCCL would see; :func:`predictions` lists what NCCL would
   consider for a collective and size.
@@ -109,3 +110,13 @@ def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
         return [p2p.gather(nbytes, comm)]
     return [p2p.send(nbytes, comm, same_node=comm.nodes == 1)]
 
+
+
+def __getattr__(name: str):
+    # the published runs (``validation``) load on first use: they need the models above this package
+    if name == "validation":
+        import importlib
+        module = importlib.import_module(".validation", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'collectives_lib.nccl' has no attribute {name!r}")

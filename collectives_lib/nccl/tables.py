@@ -105,5 +105,3 @@ SPEED_LADDERS = {
 }
 #: Ring channels the search may use (MAXCHANNELS / 2 since NCCL 2.25).
 MAX_RING_CHANNELS = 32
-#: NVLS channels launched on one node, by SM (the tuner uses the search's own count).
-NVLS_LAUNCHED = {90: 16, 100: 24}

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError
-from ..validate import check_num_ranks
-from .. import validate
+from ..checks import check_num_ranks
+from .. import checks
 from .core import LinkBuilder, Links, Routes, Topology, positive
 
 # ---------------------------------------------------------------------------
@@ -68,10 +68,10 @@ class GpuCluster(Topology):
             raise CollectivesError(
                 f"oversubscription must be >= 1 (1 is a full fat tree), got {oversubscription}"
             )
-        self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else validate.bandwidth(nvlink_bandwidth, "nvlink_bandwidth")
-        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else validate.bandwidth(nic_bandwidth, "nic_bandwidth")
-        self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else validate.latency(nvlink_latency, "nvlink_latency")
-        self.nic_latency = float(s.nic_latency) if nic_latency is None else validate.latency(nic_latency, "nic_latency")
+        self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else checks.bandwidth(nvlink_bandwidth, "nvlink_bandwidth")
+        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else checks.bandwidth(nic_bandwidth, "nic_bandwidth")
+        self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else checks.latency(nvlink_latency, "nvlink_latency")
+        self.nic_latency = float(s.nic_latency) if nic_latency is None else checks.latency(nic_latency, "nic_latency")
         self.reduce_flops = None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops)
         m, g = self.num_nodes, self.gpus_per_node
         self.num_ranks = m * g
@@ -310,7 +310,7 @@ class GpuCluster(Topology):
         return ranks.T.copy()
 
     def resolve_axes(self, axes) -> list[int]:
-        names = validate.axes(axes)
+        names = checks.axes(axes)
         if names is None:
             return [0, 1]
         out = []

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError
-from ..validate import nonnegative, positive  # noqa: F401  (re-exported to the topologies)
+from ..checks import nonnegative, positive  # noqa: F401  (re-exported to the topologies)
 from .graph import disjoint_paths_between, max_flow
 
 LINK_CLASSES = ("ici", "nvlink", "ib", "pcie", "dcn", "link")

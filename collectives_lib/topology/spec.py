@@ -15,10 +15,10 @@ import re
 
 from .. import hardware as hw
 from ..errors import CollectivesError
-from ..validate import check_num_ranks
+from ..checks import check_num_ranks
 from ..units import format_rate, parse_size
 from .cluster import GpuCluster
-from .. import validate
+from .. import checks
 from .core import Topology
 from .switch import Switch, nvswitch_node
 from .torus import Chain, Ring, Torus, mesh
@@ -94,7 +94,7 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
         if kind != "switch":
             raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
                                    f"switch:N, not to {kind}")
-    oversubscription = validate.positive(oversubscription, "oversubscription")
+    oversubscription = checks.positive(oversubscription, "oversubscription")
     if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS:
         raise CollectivesError(
             f"--oversubscription {oversubscription:g} sets the fabric between the nodes of a GPU "

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError
-from ..validate import check_num_ranks
-from .. import validate
+from ..checks import check_num_ranks
+from .. import checks
 from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, positive
 
 # ---------------------------------------------------------------------------
@@ -34,8 +34,8 @@ class Switch(Topology):
                  agent_latency: float = 0.0):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks + 1
-        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
-        self.latency = validate.latency(latency, "latency (s per hop)")
+        self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = checks.latency(latency, "latency (s per hop)")
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class
@@ -43,7 +43,7 @@ class Switch(Topology):
             raise CollectivesError(f"in_network must be True or False, got {in_network!r}")
         self.in_network = bool(in_network)
         self.reduce_flops = None if reduce_flops is None else positive(reduce_flops, "reduce_flops")
-        self.agent_latency_ = validate.latency(agent_latency, "agent_latency (s)")
+        self.agent_latency_ = checks.latency(agent_latency, "agent_latency (s)")
         self.name = name
         self.mesh_shape = (self.num_ranks,)
         self.axis_names = ("x",)
@@ -115,7 +115,7 @@ class Switch(Topology):
 
 
 def resolve_switch_axes(axes) -> None:
-    names = validate.axes(axes)
+    names = checks.axes(axes)
     if names is None:
         return
     if [str(a).lower() for a in names] not in (["x"], ["0"]):

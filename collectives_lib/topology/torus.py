@@ -10,8 +10,8 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError
-from ..validate import check_num_ranks
-from .. import validate
+from ..checks import check_num_ranks
+from .. import checks
 from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt
 from .graph import disjoint_paths_between
 
@@ -38,19 +38,19 @@ class Torus(Topology):
 
     def __init__(self, dims, wraparound=True, *, bandwidth, latency: float = 0.0,
                  bidirectional: bool = True, link_class: str = "link"):
-        dims = validate.dims(dims)
-        if validate.is_bool(wraparound):
+        dims = checks.dims(dims)
+        if checks.is_bool(wraparound):
             wrap = (bool(wraparound),) * len(dims)
         elif isinstance(wraparound, str) or not np.iterable(wraparound):
             raise CollectivesError(f"wraparound must be True, False or one of them per axis, got {wraparound!r}")
         else:
-            wrap = tuple(validate.flag(w, "wraparound (per axis)") for w in wraparound)
+            wrap = tuple(checks.flag(w, "wraparound (per axis)") for w in wraparound)
             if len(wrap) != len(dims):
                 raise CollectivesError(
                     f"wraparound has {len(wrap)} entries but the torus has "
                     f"{len(dims)} axes (dims {dims})"
                 )
-        if validate.flag(bidirectional, "bidirectional"):
+        if checks.flag(bidirectional, "bidirectional"):
             wrap = tuple(w and d > 2 for w, d in zip(wrap, dims))
         else:
             wrap = tuple(w and d > 1 for w, d in zip(wrap, dims))
@@ -59,8 +59,8 @@ class Torus(Topology):
         self.dims = dims
         self.wraparound = wrap
         self.bidirectional = bool(bidirectional)
-        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
-        self.latency = validate.latency(latency, "latency (s per hop)")
+        self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
+        self.latency = checks.latency(latency, "latency (s per hop)")
         self.link_class = link_class
         self.num_ranks = int(np.prod(dims))
         self.num_vertices = self.num_ranks
@@ -314,7 +314,7 @@ class Torus(Topology):
         return moved.reshape(-1, group_size)
 
     def resolve_axes(self, axes) -> list[int]:
-        axes = validate.axes(axes)
+        axes = checks.axes(axes)
         if axes is None:
             return list(range(len(self.dims)))
         out = []
@@ -394,8 +394,8 @@ class FullMesh(Topology):
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
         self.num_ranks = check_num_ranks(n)
         self.num_vertices = self.num_ranks
-        self.bandwidth = validate.bandwidth(bandwidth, "bandwidth (bytes/s, one way, per pair)")
-        self.latency = validate.latency(latency, "latency (s per hop)")
+        self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way, per pair)")
+        self.latency = checks.latency(latency, "latency (s per hop)")
         if link_class not in LINK_CLASSES:
             raise CollectivesError(f"link class must be one of {LINK_CLASSES}, got {link_class!r}")
         self.link_class = link_class

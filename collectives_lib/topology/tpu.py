@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import hardware as hw
 from ..errors import CollectivesError
-from ..validate import check_num_ranks
-from .. import validate
+from ..checks import check_num_ranks
+from .. import checks
 from .core import LinkBuilder, Links, Routes, Topology
 from .torus import Torus, fmt
 
@@ -28,7 +28,7 @@ def tpu_wrap(gen: hw.TpuGeneration, shape: tuple[int, ...]) -> tuple[bool, ...]:
 
 def check_tpu_shape(gen: hw.TpuGeneration, shape) -> tuple[int, ...]:
     label = f"tpu-{gen.name}"
-    shape = validate.dims(shape, f"{label} shape")
+    shape = checks.dims(shape, f"{label} shape")
     if len(shape) != gen.torus_dims:
         example = "16x16" if gen.torus_dims == 2 else "4x4x4"
         raise CollectivesError(
@@ -123,7 +123,7 @@ class TpuSlice(Torus):
 
 def parse_shape(text) -> tuple[int, ...]:
     if not isinstance(text, str):
-        return validate.dims(text, "shape")
+        return checks.dims(text, "shape")
     parts = str(text).lower().split("x")
     try:
         return tuple(int(p) for p in parts)
@@ -168,9 +168,9 @@ class TpuSystem(Topology):
         self.hosts_per_slice = self.slice.num_hosts
         self.num_hosts = self.hosts_per_slice * self.num_slices
         self.num_vertices = self.num_ranks + self.num_hosts + 1
-        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else validate.bandwidth(pcie_bandwidth, "pcie_bandwidth")
+        self.pcie_bandwidth = float(gen.pcie_bandwidth) if pcie_bandwidth is None else checks.bandwidth(pcie_bandwidth, "pcie_bandwidth")
         chips_per_host = int(np.prod(self.slice.host_shape))
-        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else validate.bandwidth(dcn_bandwidth, "dcn_bandwidth")
+        per_chip_dcn = float(gen.dcn_bandwidth) if dcn_bandwidth is None else checks.bandwidth(dcn_bandwidth, "dcn_bandwidth")
         self.dcn_bandwidth_per_host = per_chip_dcn * chips_per_host
         self.mesh_shape = (self.num_slices,) + self.slice.dims
         self.axis_names = ("slice",) + self.slice.axis_names

@@ -12,8 +12,6 @@ Calculators:
 * :func:`offloaded_matmul` -- the TPU cluster chapter's big example: a matrix
   sharded over a slice, offloaded to host DRAM, gathered onto one chip and
   multiplied there.
-* :func:`gather_bound` -- the least time any gather onto one chip can take:
-  the bytes it lacks over the bandwidth of the links into it.
 * :func:`fsdp_layer` -- the all-gather chapter's worked example: gather one
   layer's sharded weights over a mesh axis while the chip computes.
 * :func:`zero_traffic` -- what data parallelism (DDP) and ZeRO stages 1, 2 and
@@ -31,12 +29,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import validate
-from .errors import CollectivesError
-from .units import format_bytes, format_flops, format_rate, format_time
+from .. import checks
+from ..errors import CollectivesError
+from ..units import format_bytes, format_flops, format_rate, format_time
 
 __all__ = ["Stage", "Pipeline", "OffloadedMatmul", "FsdpLayer", "offloaded_matmul",
-           "gather_bound", "fsdp_layer", "ZeroStage", "zero_traffic", "DdpBucket", "DdpTimeline",
+           "fsdp_layer", "ZeroStage", "zero_traffic", "DdpBucket", "DdpTimeline",
            "ddp_backward", "PxnTraffic", "pxn_all_to_all"]
 
 
@@ -135,30 +133,6 @@ class Pipeline:
 
 
 # ---------------------------------------------------------------------------
-# Gathers onto one chip
-# ---------------------------------------------------------------------------
-
-def gather_bound(topology, root, nbytes: float) -> float:
-    """Least time to gather ``nbytes`` (spread evenly over every endpoint) onto ``root``.
-
-    The root lacks ``(N-1)/N`` of the bytes, and they can only arrive over the
-    links that end at it: ``(N-1)/N * nbytes / sum(bandwidth into root)``. A
-    corner chip of a v5e 4x4 slice (no wraparound) has two such links.
-    """
-    if hasattr(topology, "rank_of") and np.iterable(root):
-        root = topology.rank_of(root)
-    root = int(root)
-    if not 0 <= root < topology.num_ranks:
-        raise CollectivesError(f"root {root} is not an endpoint of {topology!r}")
-    if not nbytes > 0:
-        raise CollectivesError(f"nbytes must be positive, got {nbytes!r}")
-    links = topology.links
-    into = float(links.bandwidth[links.dst == root].sum())
-    n = topology.num_ranks
-    return (n - 1) / n * float(nbytes) / into
-
-
-# ---------------------------------------------------------------------------
 # The offloaded matrix multiplication of the TPU cluster chapter
 # ---------------------------------------------------------------------------
 
@@ -172,7 +146,7 @@ class OffloadedMatmul(Pipeline):
     ``ici_options`` gives the gather's time three ways: ``"dimension-order"``
     (every block on the ICI's own x-then-y route), ``"disjoint"`` (every block
     split over the link-disjoint routes to the root) and ``"lower bound"``
-    (:func:`gather_bound`). ``fits_in_hbm`` says whether the whole matrix
+    (:func:`collectives_lib.lower_bound` of the gather). ``fits_in_hbm`` says whether the whole matrix
     fits in the root chip's HBM; ``streamed_footprint`` is what the root must
     hold if it multiplies shard by shard as the data arrives (two shards in
     flight, the right-hand matrix and the result).
@@ -230,10 +204,11 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     ``pcie_bandwidth`` overrides the generation's per-chip PCIe figure.
     Returns an :class:`OffloadedMatmul` (a :class:`Pipeline`).
     """
-    from .analysis import time_flows
-    from .plan import build
-    from .simulate import simulate
-    from .topology import tpu_system
+    from ..analysis import time_flows
+    from ..bounds import lower_bound
+    from ..plan import build
+    from ..simulate import simulate
+    from ..topology import tpu_system
 
     for name, v in (("rows", rows), ("cols", cols), ("rhs_cols", rhs_cols),
                     ("dtype_bytes", dtype_bytes), ("rhs_dtype_bytes", rhs_dtype_bytes),
@@ -277,7 +252,7 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         sched = build("gather", sl, algorithm, root=root_rank)
         runs[label] = simulate(sched, sl, matrix)
         options[label] = runs[label].time
-    options["lower bound"] = gather_bound(sl, root_rank, matrix)
+    options["lower bound"] = lower_bound("gather", sl, int(matrix), root=root_rank).bandwidth_time
     chosen = "dimension-order" if ICI_ROUTINGS[ici_routing] == "shortest" else "disjoint"
     links_in = int((sl.links.dst == root_rank).sum())
     # the root's incoming links that carry the most: they set the gather's time
@@ -349,8 +324,8 @@ def fsdp_layer(topology, params: float, tokens_per_chip: int, *, axes="x",
     ``"compute"``; with prefetching they overlap, so the slower one sets the
     time (``time_streamed``).
     """
-    from .plan import build
-    from .simulate import simulate
+    from ..plan import build
+    from ..simulate import simulate
 
     if not params > 0:
         raise CollectivesError(f"params must be positive, got {params!r}")
@@ -435,8 +410,8 @@ def zero_traffic(topology, params: float, *, stage: int, axes=None, bytes_per_pa
     (12: fp32 master weights, momentum, variance) per parameter for the
     optimizer, sharded as the stage says.
     """
-    from .models import estimate
-    from .plan import build
+    from ..models import estimate
+    from ..plan import build
 
     if isinstance(stage, bool) or stage not in ZERO_COLLECTIVES:
         raise CollectivesError(f"stage must be 0 (DDP), 1, 2 or 3, got {stage!r}")
@@ -513,7 +488,7 @@ def ddp_backward(topology, layer_bytes, layer_time, *, bucket_bytes: float = 25 
     ``unbucketed_end`` is the end of the step if one all-reduce of every
     gradient ran after the backward pass instead.
     """
-    from .models import estimate
+    from ..models import estimate
 
     sizes = np.atleast_1d(np.asarray(layer_bytes, dtype=float))
     if sizes.ndim != 1 or not len(sizes) or not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
@@ -588,9 +563,9 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
     Introduced in the chapter *Reduce-scatter and all-reduce* (the multi-slice
     worked example).
     """
-    from .analysis import time_flows
-    from .models import estimate
-    from .topology import tpu_system
+    from ..analysis import time_flows
+    from ..models import estimate
+    from ..topology import tpu_system
 
     if isinstance(num_slices, bool) or int(num_slices) != num_slices or num_slices < 2:
         raise CollectivesError(f"num_slices must be a whole number >= 2 (one slice needs no DCN), got {num_slices!r}")
@@ -688,7 +663,7 @@ def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes:
 
     Introduced in the chapter *All-to-all* (which sharded matmul calls which collective).
     """
-    from .models import estimate
+    from ..models import estimate
 
     I, J, K = (int(v) for v in shape)  # noqa: E741  (the Scaling Book's names)
     if min(I, J, K) < 1:
@@ -810,10 +785,10 @@ def pxn_all_to_all(cluster, nbytes: float, *, pxn: bool = True) -> PxnTraffic:
 
     Introduced in the chapter *GPU collectives across nodes* (PXN and rail-only networks).
     """
-    from .topology import GpuCluster
+    from ..topology import GpuCluster
     if not isinstance(cluster, GpuCluster):
         raise CollectivesError(f"pxn_all_to_all needs a GpuCluster (nodes on rails), got {cluster!r}")
-    validate.nonnegative(nbytes, "nbytes")
+    checks.nonnegative(nbytes, "nbytes")
     if not isinstance(pxn, bool):
         raise CollectivesError(f"pxn must be True or False, got {pxn!r}")
     m, g = cluster.num_nodes, cluster.gpus_per_node

@@ -26,7 +26,7 @@ import html
 import inspect
 import os
 
-from .errors import CollectivesError
+from ..errors import CollectivesError
 
 #: Environment variable set by a book build (``make book`` and the tests set it):
 #: explorers pre-render kernel-free twins, and :func:`glue` shows no output.

@@ -20,7 +20,7 @@ often the reader moves a slider. Use :func:`subplots` to make a figure of the
 book's standard width that is not registered with pyplot (so nothing is shown
 twice and nothing leaks)::
 
-    from collectives_lib.explore import explorer, Slider, Dropdown, subplots
+    from collectives_lib.book.explore import explorer, Slider, Dropdown, subplots
 
     def draw(n, nbytes):
         fig, ax = subplots()
@@ -59,7 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .book import BUILD_ENV, in_book_build
+from .prose import BUILD_ENV, in_book_build
 
 __all__ = [
     "BUILD_ENV",
@@ -217,7 +217,7 @@ def render_png(fig: Any, *, dpi: int = DPI, compact: bool = False) -> bytes:
     if not isinstance(fig, Figure):
         raise TypeError(
             "the drawing function must return a matplotlib Figure "
-            f"(use collectives_lib.explore.subplots()), got {type(fig).__name__}"
+            f"(use collectives_lib.book.explore.subplots()), got {type(fig).__name__}"
         )
     buf = io.BytesIO()
     try:

@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import CollectivesError
-from .hlo import Collective as HloCollective
-from .hlo import HloModule, format_groups, mesh_axes, mesh_sizes, parse_hlo
-from .models import MODELS, Estimate, default_model, estimate
-from .topology import Topology
-from .units import format_bytes, format_time
+from ..errors import CollectivesError
+from ..hlo import HloCollective
+from ..hlo import HloModule, format_groups, mesh_axes, mesh_sizes, parse_hlo
+from ..models import MODELS, Estimate, default_model, estimate
+from ..topology import Topology
+from ..units import format_bytes, format_time
 
 __all__ = ["HloRow", "HloTiming", "time_hlo", "topology_axes", "library_dtype", "summary", "shards",
            "replay_collective", "TORCH_CALLS", "TorchCall", "torch_collective",
@@ -72,7 +72,7 @@ def library_dtype(hlo_dtype: str) -> str:
     first = str(hlo_dtype).split("+")[0]
     if first in _DTYPES:
         return _DTYPES[first]
-    from .hlo import ELEMENT_BITS
+    from ..hlo import ELEMENT_BITS
     bits = ELEMENT_BITS.get(first)
     if bits is None:
         raise CollectivesError(f"unknown XLA element type {hlo_dtype!r}")
@@ -82,7 +82,7 @@ def library_dtype(hlo_dtype: str) -> str:
 def topology_axes(groups, topology: Topology) -> tuple[str, ...]:
     """The axes of ``topology`` whose rank groups are ``groups`` (device ids = ranks).
 
-    ``groups`` is a :class:`collectives_lib.hlo.Collective` or a list of groups.
+    ``groups`` is a :class:`collectives_lib.hlo.HloCollective` or a list of groups.
     ``()`` means groups of one device (nothing moves).
     """
     if isinstance(groups, HloCollective):
@@ -356,8 +356,8 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     the shards as JAX sees them (the operand then need only hold as many
     elements).
     """
-    from .plan import build
-    from .replay import replay_inputs
+    from ..plan import build
+    from ..replay import replay_inputs
     kind = collective.kind
     if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
         raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
@@ -502,7 +502,7 @@ def torch_collective(call: str, nbytes: int, world_size: int) -> tuple[str, int]
     if key not in _TORCH:
         raise CollectivesError(f"unknown call {call!r}; known: "
                                f"{', '.join(c.call for c in TORCH_CALLS)}")
-    from .units import check_nbytes
+    from ..units import check_nbytes
     nbytes = check_nbytes(nbytes)
     if isinstance(world_size, bool) or not isinstance(world_size, (int, np.integer)) \
             or world_size < 1:
@@ -525,8 +525,8 @@ def ddp_fsdp_traffic(param_bytes: int, topology: Topology, *, units: int = 1,
     the bytes each rank sends at least (nccl-tests' bus bytes, size x the
     collective's bus factor).
     """
-    from .collective import Collective as Coll
-    from .units import check_nbytes
+    from ..collective import Collective as Coll
+    from ..units import check_nbytes
     param_bytes = check_nbytes(param_bytes, what="param_bytes")
     bucket_bytes = check_nbytes(bucket_bytes, what="bucket_bytes")
     if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units < 1:

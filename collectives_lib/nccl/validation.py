@@ -10,7 +10,7 @@ says which preset and options stand for each run (or why none does).
 :func:`compare` predicts every row with :func:`collectives_lib.estimate`
 (NCCL's model) and reports the error against the measured time:
 
-    >>> from collectives_lib import validation
+    >>> from collectives_lib.nccl import validation
     >>> run = validation.run("dgxh100x8-nvls-allreduce-dgxc-bench")
     >>> rows = validation.compare(run)
     >>> big = [r for r in rows if r.nbytes == 4 * 2**30][0]
@@ -27,10 +27,10 @@ import csv
 from dataclasses import dataclass, field
 from importlib import resources
 
-from .collective import Collective
-from .errors import CollectivesError
-from .models import estimate
-from .topology import GpuCluster, nvswitch_node, parse_topology
+from ..collective import Collective
+from ..errors import CollectivesError
+from ..models import estimate
+from ..topology import GpuCluster, nvswitch_node, parse_topology
 
 #: nccl-tests' names of the collectives.
 NAMES = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",

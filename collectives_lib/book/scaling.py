@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CollectivesError
-from .validate import check_num_ranks
+from ..errors import CollectivesError
+from ..checks import check_num_ranks
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ def slowed(topology, slowdown):
     """
     import copy
 
-    from .topology import Links
+    from ..topology import Links
 
     factors = np.ones(topology.num_vertices)
     for rank, factor in dict(slowdown).items():
@@ -274,7 +274,7 @@ def rank_timeline(schedule, topology, nbytes: float, slowdown=None) -> RankTimel
 
     Introduced in the chapter *Why communication decides scaling*.
     """
-    from .simulate import participant_nodes
+    from ..simulate import participant_nodes
 
     topo = slowed(topology, slowdown) if slowdown else topology
     nodes = participant_nodes(schedule, topo, None)
