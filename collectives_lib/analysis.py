@@ -24,125 +24,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import checks, costs
-from .builders import build_named, buildable, closed_form_instead, reasons
-from .builders.registry import entries
+from . import checks, costs, timing
+from .builders import algorithm_name, build_named, reasons
 from .builders.rings import axis_kind
-from .collective import Collective, collective as as_collective
+from .collective import collective as as_collective
+from .timing import nccl_menu  # noqa: F401  (where it was; the timing pipeline owns it)
 from .errors import CollectivesError
+from .estimates import Choice
 from .schedule import Schedule, Step, Traffic, boxes_array
 from .simulate import simulate, simulate_sizes
 from .topology import Topology, Torus
-from .units import format_time
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The algorithm ``auto`` picked and why."""
-
-    algorithm: str
-    reason: str
 
 
 # ---------------------------------------------------------------------------
 # auto
 # ---------------------------------------------------------------------------
 
-def nccl_menu(collective) -> list[str]:
-    """The registry's algorithms for ``collective`` that NCCL runs (their ``nccl`` name is set):
-    the ideal model's ``auto`` on GPU systems chooses among these, not the textbook extras
-    such as recursive doubling or the binomial tree.
-
-    >>> nccl_menu("all_reduce")
-    ['ring', 'tree', 'nvls', 'nvls_tree', 'collnet_direct', 'collnet_chain']
-    """
-    return [name for name, entry in entries(as_collective(collective)).items() if entry.nccl]
-
-
-def _fastest(coll: Collective, topology: Topology, names, nbytes: int, axes, options,
-             why: str) -> Choice:
-    times = {}
-    skipped = []
-    for name in names:
-        formula = closed_form_instead(coll, topology, name, axes, options)
-        if formula is not None:                  # too large to build: its closed form
-            alg, group, _ = formula
-            times[name] = float(alg.closed_form(group, nbytes))
-            continue
-        if not buildable(coll, topology, name, axes, options):
-            skipped.append(name)                 # too large to build, and no formula
-            continue
-        sched = build_named(coll, topology, name, axes, options)
-        times[name] = simulate(sched, topology, nbytes).time
-    if not times:
-        if skipped:
-            build_named(coll, topology, skipped[0], axes, options)   # raises: too large, and why
-        raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
-    best = min(times, key=times.get)
-    listing = ", ".join(f"{k} {format_time(times[k])}" for k in sorted(times, key=times.get))
-    if skipped:
-        listing += f"; not timed, too large to build here: {', '.join(skipped)}"
-    return Choice(best, f"{why} ({listing})")
-
-
-def _tpu_choice(coll: Collective, topo: Torus, axes, nbytes: int, options) -> Choice:
-    axes_i = list(topo.resolve_axes(axes))
-    applicable = [k for k, why in reasons(coll, topo, axes, options).items() if why is None]
-    if coll in ("broadcast", "reduce", "gather", "send"):
-        return _fastest(coll, topo, applicable, nbytes, axes, options,
-                        "the fastest in the ideal link model for this size")
-    if coll == "all_to_all":
-        if len(axes_i) > 1:
-            return Choice("direct", "every chip sends straight to every other; the ICI routes "
-                                    "the messages dimension by dimension")
-        kind = axis_kind(topo, axes_i[0])
-        if kind == "chain" and "direct" in applicable:
-            return _fastest(coll, topo, ["chain", "direct"], nbytes, axes, options,
-                            f"axis {topo.axis_names[axes_i[0]]} has no wraparound: sends by "
-                            f"distance or straight to each chip, whichever is faster")
-        return Choice(kind, f"{kind} on axis {topo.axis_names[axes_i[0]]} "
-                            f"({'wraparound' if topo.wraparound[axes_i[0]] else 'no wraparound'})")
-    if len(axes_i) > 1:
-        return Choice("multi_axis", f"over axes {', '.join(topo.axis_names[a] for a in axes_i)} "
-                                    f"at once, keeping every ICI link busy")
-    kind = axis_kind(topo, axes_i[0])
-    size = topo.dims[axes_i[0]]
-    if size == 1:
-        why = "one rank on the axis: nothing moves"
-    elif kind == "chain" and size == 2:
-        why = "an axis of 2 ranks is a chain: a wraparound would join the same two ranks"
-    elif kind == "chain":
-        why = "the axis has no wraparound link, so it is a chain"
-    else:
-        why = "the axis has wraparound links, so it forms a ring"
-    return Choice(kind, f"{kind}: {why}")
-
-
 def choose(collective, topology: Topology, nbytes: int | None = None, *, axes=None,
            **options) -> Choice:
-    """The algorithm ``auto`` picks in the ideal link model, and why.
-
-    TPU tori: what XLA does (rings on axes with wraparound, chains without,
-    all axes at once), and for broadcast, reduce, gather, send and all-to-all
-    on an axis without wraparound, whichever applicable schedule the model
-    times fastest. Switches and GPU clusters: like NCCL's tuner, the fastest of
-    the algorithms NCCL runs, in the ideal link model. (NCCL's own choice, with
-    its protocols, is :func:`estimate` with ``model="nccl"``.)
-    """
+    """The algorithm ``auto`` picks in the ideal link model, and why
+    (:func:`collectives_lib.timing.auto_rule`: on a TPU torus what XLA runs, elsewhere the
+    least time among the algorithms NCCL runs). NCCL's own choice, with its protocols,
+    is :func:`collectives_lib.estimate` with ``model="nccl"``."""
     coll = as_collective(collective)
     nbytes = 1 << 30 if nbytes is None else checks.size(nbytes)
-    if isinstance(topology, Torus):
-        return _tpu_choice(coll, topology, axes, nbytes, options)
-    names = [k for k, why in reasons(coll, topology, axes, options).items() if why is None]
-    names = [k for k in names if k in nccl_menu(coll)] or names
-    return _fastest(coll, topology, names, nbytes, axes, options,
-                    "fastest in the ideal link model for this size, as NCCL's tuner picks")
+    return Choice(*timing.choose(coll, topology, nbytes, axes=axes, options=options))
 
 
 def resolve(collective, topology: Topology, algorithm: str, nbytes: int | None, axes,
             options) -> Choice:
     """``algorithm`` as a :class:`Choice`: ``auto`` resolved by :func:`choose`."""
-    name = str(algorithm).strip().lower().replace("-", "_")
+    name = algorithm_name(algorithm)
     if name == "auto":
         return choose(collective, topology, nbytes, axes=axes, **options)
     return Choice(name, "as requested")

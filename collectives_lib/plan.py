@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import analysis
-from .builders import build_named, reasons as _reasons_for
+from .builders import algorithm_name, build_named, reasons as _reasons_for
 from .collective import collective as as_collective
 from .errors import CollectivesError
 from .builders import check_options
@@ -46,7 +46,7 @@ def build(collective, topology, algorithm: str = "auto", *, axes=None,
     """
     coll = as_collective(collective)
     check_options(coll, options)
-    name = str(algorithm).strip().lower().replace("-", "_")
+    name = algorithm_name(algorithm)
     if name == "auto":
         if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):
             raise CollectivesError("auto needs a topology to choose for; name an algorithm "

@@ -185,7 +185,7 @@ def test_small_all_reduce_on_one_node_costs_the_base_latency():
     e = cl.estimate("all_reduce", NODE, 8, model="nccl")
     assert (e.nccl_algorithm, e.protocol) == ("RING", "LL")
     # base 6.6 us + 2(N-1) = 14 steps x 0.6 us (NVLink, ring, LL)
-    assert e.nccl_time == pytest.approx(6.6e-6 + 14 * 0.6e-6, rel=1e-3)
+    assert e.tuner_time == pytest.approx(6.6e-6 + 14 * 0.6e-6, rel=1e-3)
     assert e.bound.time < 1e-6
 
 
