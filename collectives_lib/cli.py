@@ -62,6 +62,10 @@ def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool =
                        "off (NCCL_NVLS_ENABLE); default on where the system has it")
         p.add_argument("--dtype", "-d", default="float32", type=str.lower,
                        help="element type, as nccl-tests' -d (default float32): " + ", ".join(DTYPES))
+        p.add_argument("--launch", help="NCCL's model: process-per-gpu (default) or gpus-per-process=G "
+                       "(one process drives G GPUs, nccl-tests -g G), either with +graph (CUDA Graph, -G 1)")
+        p.add_argument("--registered", action="store_true", help="NCCL's model: buffers registered as "
+                       "symmetric windows (nccl-tests -R 2), which run NCCL's symmetric kernels")
     if size:
         p.add_argument("--size", "-s", required=True,
                        help="nccl-tests' size: the buffer (all-reduce, broadcast, reduce), the "
@@ -151,7 +155,8 @@ def _request(args):
 
 def _model_options(args) -> dict:
     nvls = None if args.nvls is None else args.nvls == "on"
-    return {"model": args.model, "protocol": args.protocol, "dtype": args.dtype, "nvls": nvls}
+    return {"model": args.model, "protocol": args.protocol, "dtype": args.dtype, "nvls": nvls,
+            "launch": args.launch, "registered": args.registered}
 
 
 def _model_line(e: Estimate) -> str:

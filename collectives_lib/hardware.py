@@ -127,6 +127,36 @@ SOURCES: dict[str, tuple[str, str]] = {
     "nccl-tests-267": ("NVIDIA/nccl-tests issue 267: all-to-all cannot aggregate several NICs; a "
                        "ConnectX-7 NDR NIC reaches 48-49 GB/s",
                        "https://github.com/NVIDIA/nccl-tests/issues/267"),
+    "nv-h800": ("NVIDIA H800 SXM5 (the export variant of H100): NVLink 400 GB/s bidirectional per GPU "
+                "(8 fourth-generation links instead of 18), otherwise the H100 SXM5 figures; NVIDIA's "
+                "datasheet figures as compared in this technical analysis",
+                "https://www.philisun.com/technical-analysis/nvidia-h800-vs-h100-a-technical-deep-dive-into-politically-defined-ai-chips/"),
+    "nv-dgx-b300": ("NVIDIA DGX B300 user guide: 8x B300 (Blackwell Ultra) SXM, NVLink 5 through 2 NVSwitch "
+                    "chips (1.8 TB/s bidirectional per GPU), 8x ConnectX-8 800 Gb/s compute ports on the GPU "
+                    "baseboard (PCIe Gen6), 288 GB HBM3e per GPU",
+                    "https://docs.nvidia.com/dgx/dgxb300-user-guide/"),
+    "nv-gb300": ("NVIDIA GB300 NVL72 Enterprise Reference Architecture, system hardware and components: 18 "
+                 "compute trays of 4 Blackwell Ultra GPUs and 2 Grace CPUs, 9 NVSwitch trays (130 TB/s), "
+                 "4 ConnectX-8 HCAs per compute tray",
+                 "https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html"),
+    "ib-cx8": ("NVIDIA ConnectX-8 SuperNIC: 800 Gb/s per port (XDR InfiniBand or Ethernet), PCIe Gen6 x16 "
+               "host interface", "https://www.nvidia.com/en-us/networking/products/ethernet/supernic/"),
+    "nccl-nvls-2.30": ("NCCL 2.30.7 source, src/transport/nvls.cc (ncclNvlsTuning: NVLS_NCHANNELS_SM90 16, "
+                       "NVLS_NCHANNELS_SM100 32 across nodes, NVLS_NCHANNELS_SM100_NVL 24 within one; the SM100 "
+                       "NVLSTree table by node count, NIC speed and GPUs per node) and src/enqueue.cc (NVLS_TREE "
+                       "runs comm->nvlsChannels channels)",
+                       "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/nvls.cc"),
+    "nccl-symk-2.30": ("NCCL 2.30.7 source, src/sym_kernels.cc: the symmetric-memory kernels' own cost model "
+                       "(queryModel_lsa: base latency, per-SM bandwidth, peak bandwidth, bus bytes per kernel) "
+                       "and their pick (ncclSymkPickKernel), used when both buffers are registered as "
+                       "symmetric windows (nccl-tests -R 2) on a communicator joined entirely by NVLink",
+                       "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/sym_kernels.cc"),
+    "nccl-device-2.30": ("NCCL 2.30.7 source, src/include/device.h (ncclNvlsSupported: NVLS reduces sum, min "
+                         "and max of int32, uint32, int64, uint64, float16 and bfloat16, and the sum of float32 "
+                         "and float64; never int8, uint8 or fp8) and src/enqueue.cc (updateCollCostTable: "
+                         "NVLS only where ncclNvlsSupported or for all-gather; fp8 rings over more than 8 "
+                         "ranks have their time multiplied by 1024 so that NCCL prefers any other algorithm)",
+                         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/include/device.h"),
     "nccl-p2p-model": ("The book's own model of NCCL's point-to-point path (NCCL has no cost "
                        "model for send/recv and all-to-all): a per-peer message cost and the "
                        "tuner's per-GPU NVLink and NIC bandwidths; fitted to the published "
@@ -349,7 +379,7 @@ class GpuSystem:
     gpus_per_node: int
     nvlink_bandwidth: Figure            # per GPU, one way, into the NVSwitch fabric
     nvlink_latency: Figure              # per link (GPU->switch or switch->GPU)
-    nic_bandwidth: Figure               # per GPU, one way (one NIC per GPU)
+    nic_bandwidth: Figure               # one NIC, one way (nics_per_node of them; default one per GPU)
     nic_latency: Figure                 # per link of the InfiniBand fabric
     rails: int                          # NIC rails (GPU g uses rail g % rails)
     hbm_bandwidth: Figure
@@ -361,6 +391,14 @@ class GpuSystem:
     nvls_latency: Figure | None = None   # fixed cost of one in-switch (NVLS) operation
     nccl: NcclProfile | None = None      # what NCCL's tuner sees on this system
     notes: str = ""
+    nics_per_node: int = 0               # scale-out NICs per node (0: one per GPU)
+    tray_gpus: int = 0                   # GPUs per compute tray of a rack-scale NVLink domain (0: not one)
+    fabric: str = "infiniband"           # the scale-out fabric of the preset: "infiniband" or "roce"
+
+    @property
+    def nics(self) -> int:
+        """Scale-out NICs per node (per NVLink domain for a rack), each of ``nic_bandwidth``."""
+        return self.nics_per_node or self.gpus_per_node
 
     @property
     def nvls(self) -> bool:
@@ -373,8 +411,8 @@ class GpuSystem:
 
     @property
     def node_injection(self) -> float:
-        """One-way InfiniBand bandwidth of one node (all its NICs)."""
-        return self.gpus_per_node * float(self.nic_bandwidth)
+        """One-way scale-out bandwidth of one node (all its NICs)."""
+        return self.nics * float(self.nic_bandwidth)
 
 
 _NVLINK_STEP = _f(0.3e-6, "s", "nccl-tuning",
@@ -398,12 +436,21 @@ _NIC_200G = _f(25.0, "GB/s", "nccl-topo", "200 Gb/s HDR x4: 200000 Mb/s / 8000")
 _PCIE5 = _f(48.0, "GB/s", "nccl-topo", "PCIe Gen5 x16: 16 x 240 / 80; it caps a 400G NIC's path "
             "at 48, the 'maxBw 48.0' of DGX H100 logs")
 _PCIE4 = _f(24.0, "GB/s", "nccl-topo", "PCIe Gen4 x16: 16 x 120 / 80")
+_PCIE6 = _f(96.0, "GB/s", "nccl-topo", "PCIe Gen6 x16: 16 x 480 / 80 (kvDictPciGen '64.0 GT/s PCIe' 480), the "
+            "host interface of ConnectX-8")
+_NIC_800G = _f(100.0, "GB/s", "nccl-topo", "800 Gb/s (ConnectX-8): 800000 Mb/s / 8000")
+_H800_LINKS = 8
 
 NCCL_PROFILES: dict[str, NcclProfile] = {
     "ampere": NcclProfile(80, 12, _SM80_LINK, _NIC_200G, _PCIE4, "amd", "balanced"),
     "hopper": NcclProfile(90, 18, _SM90_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
     "blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
     "grace-blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "arm", "tree"),
+    # H800: Hopper with 8 NVLinks per GPU (NCCL counts 8 x 20.6 = 164.8 GB/s)
+    "hopper-h800": NcclProfile(90, _H800_LINKS, _SM90_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
+    # Blackwell Ultra (SM103) with ConnectX-8 on PCIe Gen6: 800G NICs at 96 GB/s
+    "blackwell-ultra": NcclProfile(103, 18, _SM100_LINK, _NIC_800G, _PCIE6, "intel", "tree"),
+    "grace-blackwell-ultra": NcclProfile(103, 18, _SM100_LINK, _NIC_800G, _PCIE6, "arm", "tree"),
 }
 
 GPU_SYSTEMS: dict[str, GpuSystem] = {
@@ -495,8 +542,10 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
         nvls_latency=_NVLS_LATENCY,
         nccl=NCCL_PROFILES["grace-blackwell"],
         nodes_per_su=8,
+        tray_gpus=4,
         notes="the rack is the scale-up domain (72 GPUs); we group its NICs into "
-              "8 rails as in the 8-GPU designs, an assumption of this model",
+              "8 rails as in the 8-GPU designs, an assumption of this model; trays=T makes "
+              "the NVLink domain a partition of T trays (4T GPUs)",
     ),
     "gb200-tray": GpuSystem(
         name="gb200-tray", gpu="GB200 (Blackwell)", gpus_per_node=4,
@@ -516,9 +565,86 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
         nvls_latency=_NVLS_LATENCY,
         nccl=NCCL_PROFILES["grace-blackwell"],
         nodes_per_su=18,
+        tray_gpus=4,
         notes="one compute tray of an NVL72 rack (2 Grace CPUs, 4 GPUs) used on its own: "
               "4 GPUs joined by the rack's NVLink switches; trays of one rack are joined "
               "over NVLink too, which this preset leaves out (use gb200-nvl72)",
+    ),
+    "dgx-h800": GpuSystem(
+        name="dgx-h800", gpu="H800 SXM", gpus_per_node=8,
+        nvlink_bandwidth=_f(200e9, "B/s", "nv-h800",
+                            "NVLink 4 with 8 links per GPU: 400 GB/s bidirectional"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(50e9, "B/s", "nv-dgx-h100",
+                         "one 400 Gb/s NIC per GPU, as DGX H100 (an assumption: H800 systems are "
+                         "HGX H100 boards with the H800 part)"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(3.35e12, "B/s", "nv-h800", "as H100 SXM5"),
+        hbm_capacity=_f(80e9, "B", "nv-h800"),
+        peak_flops_bf16=_f(989e12, "FLOP/s", "nv-h800", "dense, as H100"),
+        nvswitch_reduce_flops=_f(4 * 400e9, "FLOP/s", "hotchips-nvswitch",
+                                 "the DGX H100 NVSwitch system"),
+        nvswitch_chips=4,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["hopper-h800"],
+        notes="an HGX H100 board with H800 GPUs: 8 NVLinks per GPU instead of 18",
+    ),
+    "dgx-b300": GpuSystem(
+        name="dgx-b300", gpu="B300 (Blackwell Ultra)", gpus_per_node=8,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-dgx-b300", "NVLink 5: 1.8 TB/s bidirectional per GPU"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(100e9, "B/s", "nv-dgx-b300",
+                         "one ConnectX-8 800 Gb/s port per GPU (ib-cx8)"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-dgx-b300"),
+        hbm_capacity=_f(288e9, "B", "nv-dgx-b300"),
+        peak_flops_bf16=_f(2.25e15, "FLOP/s", "nv-dgx-b300",
+                           "dense BF16 as B200 (Blackwell Ultra raises FP4, not BF16)"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=2,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["blackwell-ultra"],
+        notes="DGX B300 / HGX B300 (OCI BM.GPU.B300.8 shows each 800G port as two 400G NICs: "
+              "dgx-b300:M:nics=16x400)",
+    ),
+    "gb300-nvl72": GpuSystem(
+        name="gb300-nvl72", gpu="GB300 (Blackwell Ultra)", gpus_per_node=72,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-gb300",
+                            "NVLink 5: 1.8 TB/s bidirectional per GPU, 130 TB/s for the rack"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(100e9, "B/s", "nv-gb300",
+                         "4 ConnectX-8 HCAs per compute tray, one 800 Gb/s port per GPU (ib-cx8)"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-gb300"),
+        hbm_capacity=_f(288e9, "B", "nv-gb300"),
+        peak_flops_bf16=_f(2.5e15, "FLOP/s", "nv-gb200", "dense BF16 as GB200"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=18,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["grace-blackwell-ultra"],
+        nodes_per_su=8,
+        tray_gpus=4,
+        notes="GB200 NVL72's rack with Blackwell Ultra GPUs and ConnectX-8; trays=T makes the "
+              "NVLink domain a partition of T trays",
+    ),
+    "gb300-tray": GpuSystem(
+        name="gb300-tray", gpu="GB300 (Blackwell Ultra)", gpus_per_node=4,
+        nvlink_bandwidth=_f(900e9, "B/s", "nv-gb300", "NVLink 5: 1.8 TB/s bidirectional per GPU"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(100e9, "B/s", "nv-gb300",
+                         "4 ConnectX-8 HCAs per compute tray, one 800 Gb/s port per GPU (ib-cx8)"),
+        nic_latency=_IB_LINK, rails=4,
+        hbm_bandwidth=_f(8e12, "B/s", "nv-gb300"),
+        hbm_capacity=_f(288e9, "B", "nv-gb300"),
+        peak_flops_bf16=_f(2.5e15, "FLOP/s", "nv-gb200", "dense BF16 as GB200"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=18,
+        nvls_latency=_NVLS_LATENCY,
+        nccl=NCCL_PROFILES["grace-blackwell-ultra"],
+        nodes_per_su=18,
+        tray_gpus=4,
+        notes="one GB300 compute tray used on its own (OCI BM.GPU.GB300.4 shows its 4 ConnectX-8 "
+              "as 8 x 400 Gb/s: gb300-tray:M:nics=8x400)",
     ),
 }
 

@@ -22,9 +22,9 @@ note when the size did not split into equal shards of whole elements.
 >>> import collectives_lib as cl
 >>> e = cl.estimate("all_reduce", cl.nvswitch_node("dgx-h100"), 2**32)
 >>> e.model, e.algorithm, e.protocol, cl.format_time(e.tuner_time), cl.format_time(e.time)
-('nccl', 'nvls', 'SIMPLE', '15.8 ms', '16.3 ms')
+('nccl', 'nvls', 'SIMPLE', '15.8 ms', '16.2 ms')
 >>> round(e.busbw / 1e9)
-463
+465
 
 Introduced in the chapter *A first look*; every chapter uses it.
 """
@@ -69,8 +69,8 @@ def _dtype(dtype) -> str:
 
 def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axes=None,
           model: str | None = None, protocol: str | None = None, dtype: str = "float32",
-          nvls: bool | None = None, overhead: float = 0.0, placement=None,
-          **options) -> list[Estimate]:
+          nvls: bool | None = None, overhead: float = 0.0, placement=None, launch=None,
+          registered: bool = False, **options) -> list[Estimate]:
     """How long ``collective`` takes on ``topology`` at every size in ``sizes``.
 
     Each size is nccl-tests' size for the collective (for all-to-all, one rank's
@@ -80,8 +80,12 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     protocol and ``nvls=False`` is ``NCCL_NVLS_ENABLE=0``. With the ideal model
     ``auto`` is :func:`collectives_lib.timing.auto_rule`, and ``overhead``
     (seconds per step) and ``placement`` (rank -> endpoint) apply. ``dtype``
-    sets the element size (float32 by default, as nccl-tests). Every candidate
-    is built, routed and timed once for all the sizes.
+    sets the element size (float32 by default, as nccl-tests). Under NCCL's
+    model ``launch`` says how the GPUs are driven (``"process-per-gpu"``, the
+    default; ``"gpus-per-process=G"``, nccl-tests ``-g G``; either with
+    ``"+graph"``, nccl-tests ``-G``) and ``registered=True`` is buffers registered
+    as symmetric windows (nccl-tests ``-R 2``). Every candidate is built, routed
+    and timed once for all the sizes.
     """
     coll = as_collective(collective)
     check_options(coll, options)
@@ -102,6 +106,9 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
         if nvls is not None:
             raise CollectivesError("nvls (NCCL_NVLS_ENABLE) belongs to NCCL's model; in the ideal model "
                                    "name the algorithm (nvls, or one that does not reduce in the switch)")
+        if launch is not None or registered:
+            raise CollectivesError("launch and registered (how NCCL's kernels are launched, registered "
+                                   "buffers) belong to NCCL's model; the ideal link model times links only")
         return timing.sweep(coll, topology, sizes, name, axes=axes, options=options, dtype=dt,
                             element_size=element_size(dt), overhead=checks.nonnegative(overhead, "overhead"),
                             placement=placement)
@@ -109,15 +116,17 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
         raise CollectivesError("overhead and placement belong to the ideal link model; "
                                "use model='ideal' or leave them out")
     return nccl.estimate(coll, topology, sizes, name, axes=axes, protocol=protocol, dtype=dt, nvls=nvls,
-                         options=options)
+                         options=options, launch=launch, registered=registered)
 
 
 def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto", *, axes=None,
              model: str | None = None, protocol: str | None = None, dtype: str = "float32",
-             nvls: bool | None = None, overhead: float = 0.0, placement=None, **options) -> Estimate:
+             nvls: bool | None = None, overhead: float = 0.0, placement=None, launch=None,
+             registered: bool = False, **options) -> Estimate:
     """How long ``collective`` of ``nbytes`` takes on ``topology``: :func:`sweep` at one size."""
     return sweep(collective, topology, [nbytes], algorithm, axes=axes, model=model, protocol=protocol,
-                 dtype=dtype, nvls=nvls, overhead=overhead, placement=placement, **options)[0]
+                 dtype=dtype, nvls=nvls, overhead=overhead, placement=placement, launch=launch,
+                 registered=registered, **options)[0]
 
 
 def algorithms(collective, topology: Topology, axes=None, *, model: str | None = None,

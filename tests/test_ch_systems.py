@@ -283,8 +283,9 @@ def test_the_chapters_runs_exist_and_are_modelled():
 
 
 def test_dgx_h100_nvls_run_is_predicted_within_its_goal():
-    """The docstring's example: 4 GiB measured 15,749 us, NCCL's model 16,251 us (+3.2%)."""
+    """The docstring's example: 4 GiB measured 15,749 us, NCCL's model 16,171 us (+2.7%; it was
+    +3.2% before NVLS's pipeline latency was refitted on its fit set, fits.csv: 2 us, not 3)."""
     rows = cl.nccl.validation.compare(cl.nccl.validation.run("dgxh100x8-nvls-allreduce-dgxc-bench"))
     big = [r for r in rows if r.nbytes == 4 * 2**30][0]
     assert big.measured == pytest.approx(15749e-6, rel=1e-3)
-    assert big.error == pytest.approx(0.032, abs=0.002)
+    assert big.error == pytest.approx(0.027, abs=0.002)

@@ -10,12 +10,14 @@ Introduced in the chapter *GPU collectives within the node*.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import hardware as hw
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
 from ..topology import GpuCluster, Switch, Topology
 from . import p2p, tables
-from .tuner import FUNCTIONS, Comm, Prediction, make_comm, predict_all
+from .tuner import FUNCTIONS, Comm, Prediction, Scale, make_comm, predict_all
 
 
 def _system(topology: Topology) -> hw.GpuSystem | None:
@@ -57,8 +59,39 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
         nodes, ppn, collnet = 1, topology.num_ranks, False
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
+    profile, nics, scale = machine(topology, s, ppn)
+    over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
-                     algorithms=algos, protocols=protos)
+                     algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
+                     oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0))
+
+
+def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.NcclProfile, int, Scale]:
+    """What NCCL's topology code would see on ``topology`` for a communicator of ``ppn``
+    GPUs per node: the profile (the preset's, with the machine's own NIC speed), the
+    NICs per node it reaches, and how far the topology's overridden link figures are
+    from the preset's (:class:`~collectives_lib.nccl.tuner.Scale`)."""
+    profile = system.nccl
+    if isinstance(topology, GpuCluster):
+        if topology.nic_rate != float(system.nic_bandwidth):
+            profile = replace(profile, nic_bw=hw.Figure(topology.nic_rate / 1e9, "GB/s", "nccl-topo",
+                                                        "the machine's NIC: its Mb/s / 8000"))
+        # the NICs this communicator's GPUs use: their share of the node's (at least one)
+        nics = max(1, round(topology.nics_per_node * ppn / topology.gpus_per_node))
+        share = topology.nics_per_node * topology.nic_rate / topology.gpus_per_node
+        scale = Scale(nvlink=topology.nvlink_bandwidth / float(system.nvlink_bandwidth),
+                      net=topology.nic_bandwidth / share,
+                      nvlink_latency=_ratio(topology.nvlink_latency, system.nvlink_latency),
+                      net_latency=_ratio(topology.nic_latency, system.nic_latency))
+        return profile, nics, scale
+    scale = Scale(nvlink=topology.bandwidth / float(system.nvlink_bandwidth),
+                  nvlink_latency=_ratio(topology.latency, system.nvlink_latency))
+    return profile, ppn, scale
+
+
+def _ratio(value: float, preset) -> float:
+    base = float(preset)
+    return value / base if base > 0 else 1.0
 
 
 def _names(values, allowed, what) -> list[str]:

@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hardware import NcclProfile
-from .tables import MAX_RING_CHANNELS, SPEED_LADDERS
+from .tables import (MAX_NVLS_ARITY, MAX_RING_CHANNELS, NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100,
+                     NVLS_CHANNELS_SM100_NVL, SPEED_LADDERS)
 
 _EPS = 1e-9
 
@@ -89,14 +90,19 @@ def _ring_multi_node(profile: NcclProfile, nics: int) -> Graph:
     return Graph(n, s, s, "ring")
 
 
-def _nvls(profile: NcclProfile, ppn: int, inter: bool) -> Graph | None:
-    """NVLS: one channel per GPU (the head of its slice); a head's link carries twice
-    its channel, every other GPU's once, so each GPU's link carries (channels + 1)
-    times the speed. Then the search raises bw_inter while it is below twice
-    bw_intra (on several nodes, up to the NIC path)."""
+def _nvls(profile: NcclProfile, ppn: int, inter: bool, nics: int | None = None) -> Graph | None:
+    """NVLS: one channel per head (on one node every GPU, at most 32; across nodes one
+    per NIC whose local GPU is not a head yet, so at most min(32, NICs, GPUs)); a
+    head's link carries twice its channel, every other GPU's once, so each GPU's link
+    carries (channels + 1) times the speed. Then the search raises bw_inter while it
+    is below twice bw_intra (on several nodes, up to the NIC path)."""
     if ppn < 2:
         return None
-    heads = min(32, ppn)
+    heads = min(MAX_NVLS_ARITY, ppn)
+    if inter and nics is not None:
+        heads = min(heads, max(1, nics))
+        if heads < 2:
+            return None
     total = profile.nvlink_bw
     top = profile.net_bw if inter else total        # maxBw: the best path, to a NIC on several nodes
     fit = [s for s in _ladder(profile, inter) if s <= top + _EPS and (heads + 1) * s <= total + _EPS
@@ -113,24 +119,25 @@ def _nvls(profile: NcclProfile, ppn: int, inter: bool) -> Graph | None:
     return Graph(heads, s, up, "nvls")
 
 
-def search(profile: NcclProfile, *, nodes: int, ppn: int) -> dict[str, Graph]:
-    """The graphs for a communicator of ``nodes`` nodes with ``ppn`` GPUs each
-    (one NIC per GPU): ``ring``, ``tree``, ``nvls`` (None where NVLS cannot run),
-    ``collnet`` (CollNet direct and chain)."""
+def search(profile: NcclProfile, *, nodes: int, ppn: int, nics: int | None = None) -> dict[str, Graph]:
+    """The graphs for a communicator of ``nodes`` nodes with ``ppn`` GPUs and ``nics``
+    NICs each (default one per GPU): ``ring``, ``tree``, ``nvls`` (None where NVLS
+    cannot run), ``collnet`` (CollNet direct and chain)."""
+    nics = ppn if nics is None else max(1, int(nics))
     if nodes == 1:
         ring = _ring_one_node(profile) if ppn > 1 else Graph(1, profile.nvlink_bw, profile.nvlink_bw)
         tree = Graph(ring.channels, ring.bw_intra, ring.bw_inter, "balanced")
         nvls = _nvls(profile, ppn, inter=False)
         collnet = None
     else:
-        ring = _ring_multi_node(profile, ppn)
+        ring = _ring_multi_node(profile, nics)
         if ppn == 1:
             # a tree with one GPU per node raises bw_intra while it is below twice bw_inter
             tree = Graph(ring.channels, min(2 * ring.bw_inter, profile.net_bw), ring.bw_inter, "balanced")
         else:
             tree = Graph(ring.channels, ring.bw_intra, ring.bw_inter, profile.tree_pattern)
-        nvls = _nvls(profile, ppn, inter=True)
-        collnet = Graph(min(ppn, 8), profile.net_bw, profile.net_bw, "collnet")
+        nvls = _nvls(profile, ppn, inter=True, nics=nics)
+        collnet = Graph(min(ppn, nics, 8), profile.net_bw, profile.net_bw, "collnet")
     return {"ring": ring, "tree": tree, "nvls": nvls, "collnet": collnet}
 
 
@@ -142,3 +149,23 @@ def launched_channels(graphs: dict[str, Graph], *, nodes: int, sm: int) -> int:
     if sm >= 90 and nodes > 1 and graphs["ring"].bw_intra > 45 and n < 16:
         n = min(64, 2 * n)
     return n
+
+
+def nvls_channels(profile: NcclProfile, *, nodes: int, ppn: int) -> int:
+    """The NVLS channels NCCL launches (``comm->nvlsChannels``, ``ncclNvlsTuning`` in
+    ``src/transport/nvls.cc``): 16 on SM90; on SM100 24 within one node and 32 across
+    nodes, which the SM100 NVLSTree table then sets by node count and NIC speed
+    (``minNetBw``, the GPU-to-NIC path): 2 nodes at 48 GB/s or more, 32; otherwise 24
+    at 48 GB/s or more, or at 96 or more with at most 8 GPUs per node, else 32."""
+    if profile.sm < 100:
+        return NVLS_CHANNELS_SM90
+    if nodes == 1:
+        return NVLS_CHANNELS_SM100_NVL
+    nic = profile.net_bw
+    if nodes == 2 and nic >= 48.0:
+        return 32
+    if nic >= 96.0:
+        return 24 if ppn <= 8 else 32
+    if nic >= 48.0:
+        return 24
+    return NVLS_CHANNELS_SM100

@@ -34,8 +34,14 @@ NVLINK_EFFICIENCY = 0.93
 
 
 def _rates(comm: Comm) -> tuple[float, float]:
-    """(NVLink bytes/s, network bytes/s) of one GPU's point-to-point traffic."""
-    return (NVLINK_EFFICIENCY * comm.profile.nvlink_bw * 1e9, comm.profile.net_bw * 1e9)
+    """(NVLink bytes/s, network bytes/s) of one GPU's point-to-point traffic: the GPU's
+    NVLinks at NVLINK_EFFICIENCY, and its share of the node's NIC paths (one NIC per
+    GPU: one path; two GPUs per NIC: half of one; two NICs per GPU: both), each times
+    the topology's scale against its preset."""
+    nics = comm.nics or comm.ppn
+    net = comm.profile.net_bw * nics / comm.ppn
+    return (NVLINK_EFFICIENCY * comm.profile.nvlink_bw * 1e9 * comm.scale.nvlink,
+            net * 1e9 * comm.scale.net)
 
 
 def all_to_all(nbytes: int, comm: Comm) -> Prediction:
@@ -47,12 +53,24 @@ def all_to_all(nbytes: int, comm: Comm) -> Prediction:
     nvl, net = _rates(comm)
     intra = (g - 1) / n * nbytes
     inter = (n - g) / n * nbytes
-    t_bw = max(intra / nvl if g > 1 else 0.0, inter / net if m > 1 else 0.0)
+    t_bw = max(intra / nvl if g > 1 else 0.0, _network_time(inter, net, comm) if m > 1 else 0.0)
     lat = BASE + PER_PEER * (n - 1) if n > 1 else 0.0
     time = lat + t_bw
     busbw = (nbytes / time * (n - 1) / n) if time > 0 else 0.0
     return Prediction("all_to_all", "P2P", "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
                       busbw, time)
+
+
+def _network_time(inter: float, net: float, comm: Comm) -> float:
+    """The time of ``inter`` bytes per GPU to the other nodes, spread evenly: through
+    its NICs at ``net``, and the share bound for other Scalable Units through its
+    leaf's uplink, which carries 1/oversubscription of what the leaf's NICs inject."""
+    t = inter / net
+    su = comm.nodes_per_su or comm.nodes
+    if comm.oversubscription > 1 and comm.nodes > su:
+        cross = inter * (comm.nodes - su) / (comm.nodes - 1)
+        t = max(t, cross * comm.oversubscription / net)
+    return t
 
 
 def send(nbytes: int, comm: Comm, *, same_node: bool) -> Prediction:
@@ -69,7 +87,7 @@ def gather(nbytes: int, comm: Comm) -> Prediction:
     nvl, net = _rates(comm)
     intra = (g - 1) / n * nbytes
     inter = (n - g) / n * nbytes
-    t_bw = max(intra / nvl if g > 1 else 0.0, inter / net if comm.nodes > 1 else 0.0)
+    t_bw = max(intra / nvl if g > 1 else 0.0, _network_time(inter, net, comm) if comm.nodes > 1 else 0.0)
     lat = BASE + PER_PEER * (n - 1) if n > 1 else 0.0
     return Prediction("gather", "P2P", "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
                       (nbytes / (lat + t_bw) * (n - 1) / n) if lat + t_bw else 0.0, lat + t_bw)

@@ -105,3 +105,17 @@ SPEED_LADDERS = {
 }
 #: Ring channels the search may use (MAXCHANNELS / 2 since NCCL 2.25).
 MAX_RING_CHANNELS = 32
+
+#: src/enqueue.cc, updateCollCostTable: an fp8 ring over more than 8 ranks has its time
+#: multiplied by this, "any factor large enough to act as a partition between lossy and
+#: non-lossy algos".
+FP8_RING_PENALTY = 1024.0
+#: NVLS heads at most (NCCL_MAX_NVLS_ARITY, src/include/device.h).
+MAX_NVLS_ARITY = 32
+
+#: NVLS channels NCCL launches (comm->nvlsChannels, src/transport/nvls.cc ncclNvlsTuning):
+#: SM90 16; SM100 24 on one node (NVLS_NCHANNELS_SM100_NVL), 32 across nodes, then the SM100
+#: NVLSTree table (ncclNvlsTreeSm100Tuning) by node count, NIC speed (GB/s) and GPUs per node.
+NVLS_CHANNELS_SM90 = 16
+NVLS_CHANNELS_SM100 = 32
+NVLS_CHANNELS_SM100_NVL = 24

@@ -36,6 +36,41 @@ FUNCTIONS = {"all_reduce": "AllReduce", "all_gather": "AllGather", "reduce_scatt
              "broadcast": "Broadcast", "reduce": "Reduce"}
 
 
+#: Element types NCCL's NVLS kernels reduce (with sum): ``ncclNvlsSupported`` in
+#: ``src/include/device.h`` (int8, uint8 and fp8 are not among them; all-gather needs no reduction).
+NVLS_REDUCE_DTYPES = frozenset({"int32", "uint32", "int64", "uint64", "float16", "half", "bfloat16",
+                                "float32", "float", "float64", "double"})
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How far a topology's link figures are from its preset's, as factors: NCCL's
+    per-link bandwidths and per-step latencies are the preset's times these
+    (``--bandwidth``, ``--latency``, ``nvswitch_node(bandwidth=)``,
+    ``GpuCluster(nvlink_bandwidth=, nic_bandwidth=, ...)``)."""
+
+    nvlink: float = 1.0
+    net: float = 1.0
+    nvlink_latency: float = 1.0
+    net_latency: float = 1.0
+
+    def __bool__(self) -> bool:
+        return any(abs(v - 1.0) > 1e-12 for v in (self.nvlink, self.net, self.nvlink_latency,
+                                                  self.net_latency))
+
+    def describe(self, multi_node: bool) -> str:
+        parts = []
+        if abs(self.nvlink - 1) > 1e-12:
+            parts.append(f"NVLink bandwidths x{self.nvlink:.4g}")
+        if multi_node and abs(self.net - 1) > 1e-12:
+            parts.append(f"network bandwidths x{self.net:.4g}")
+        if abs(self.nvlink_latency - 1) > 1e-12:
+            parts.append(f"NVLink latencies x{self.nvlink_latency:.4g}")
+        if multi_node and abs(self.net_latency - 1) > 1e-12:
+            parts.append(f"network latencies x{self.net_latency:.4g}")
+        return ", ".join(parts)
+
+
 def _arch(sm: int) -> int:
     return 0 if sm < 80 else (1 if sm < 90 else (2 if sm < 100 else 3))
 
@@ -64,6 +99,11 @@ class Comm:
     dtype: str = "float32"
     algorithms: tuple[str, ...] = T.ALGORITHMS    # NCCL_ALGO
     protocols: tuple[str, ...] = T.PROTOCOLS      # NCCL_PROTO
+    nics: int = 0                      # scale-out NICs per node in the communicator (0: one per GPU)
+    scale: Scale = Scale()             # the topology's link figures against the preset's
+    unscaled: dict = field(default=None, compare=False, repr=False)   # the graphs before scaling
+    oversubscription: float = 1.0      # the leaves' uplinks carry 1/oversubscription of their NICs
+    nodes_per_su: int = 0              # nodes under one leaf per rail (0: all of them)
 
     @staticmethod
     def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
@@ -107,16 +147,48 @@ class Prediction:
 
 def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = False,
               nvls: bool | None = None, dtype: str = "float32", algorithms=T.ALGORITHMS,
-              protocols=T.PROTOCOLS) -> Comm:
+              protocols=T.PROTOCOLS, nics: int | None = None, profile: hw.NcclProfile | None = None,
+              scale: Scale = Scale(), oversubscription: float = 1.0, nodes_per_su: int = 0) -> Comm:
     """The one way a :class:`Comm` is made: the channel search for ``nodes`` x ``ppn``
-    GPUs of ``system``, NVLS where the system has it (``nvls=False`` is
-    ``NCCL_NVLS_ENABLE=0``), the launched channel count."""
-    if system.nccl is None:
+    GPUs of ``system`` with ``nics`` NICs per node (default one per GPU) as NCCL's
+    topology code sees them (``profile``: the system's, or one with the machine's own
+    NIC speed), NVLS where the system has it (``nvls=False`` is ``NCCL_NVLS_ENABLE=0``),
+    the launched channel count; then every search bandwidth times ``scale`` (link
+    figures overridden from the preset's)."""
+    profile = system.nccl if profile is None else profile
+    if profile is None:
         raise CollectivesError(f"{system.name} has no NCCL profile in this library")
-    graphs = search(system.nccl, nodes=nodes, ppn=ppn)
-    return Comm(nodes, ppn, system.nccl, graphs, system.nvls if nvls is None else bool(nvls), collnet,
-                launched_channels(graphs, nodes=nodes, sm=system.nccl.sm), dtype, tuple(algorithms),
-                tuple(protocols))
+    nics = ppn if nics is None else max(1, int(nics))
+    graphs = search(profile, nodes=nodes, ppn=ppn, nics=nics)
+    scaled = _scaled(graphs, scale, nodes) if scale else graphs
+    return Comm(nodes, ppn, profile, scaled, system.nvls if nvls is None else bool(nvls), collnet,
+                launched_channels(graphs, nodes=nodes, sm=profile.sm), dtype, tuple(algorithms),
+                tuple(protocols), nics, scale, graphs, float(oversubscription), int(nodes_per_su))
+
+
+def _scaled(graphs: dict, scale: Scale, nodes: int) -> dict:
+    """The search's graphs with their per-channel bandwidths scaled: NVLink ones by the
+    NVLink factor, network ones by the network factor; a channel that crosses both
+    (a ring or tree across nodes) by the smaller."""
+    out = {}
+    both = min(scale.nvlink, scale.net)
+    for key, g in graphs.items():
+        if g is None:
+            out[key] = None
+        elif nodes == 1:
+            out[key] = Graph(g.channels, g.bw_intra * scale.nvlink, g.bw_inter * scale.nvlink, g.pattern)
+        elif key == "nvls":
+            out[key] = Graph(g.channels, g.bw_intra * scale.nvlink, g.bw_inter * scale.net, g.pattern)
+        elif key == "collnet":
+            out[key] = Graph(g.channels, g.bw_intra * scale.net, g.bw_inter * scale.net, g.pattern)
+        else:
+            out[key] = Graph(g.channels, g.bw_intra * both, g.bw_inter * both, g.pattern)
+    return out
+
+
+def nvls_reduces(dtype: str) -> bool:
+    """Whether NCCL's NVLS kernels can reduce ``dtype`` (sum): ``ncclNvlsSupported``."""
+    return str(dtype).lower() in NVLS_REDUCE_DTYPES
 
 
 def function(collective) -> str:
@@ -160,6 +232,8 @@ def _exists(func: str, algo: str, proto: str, comm: Comm) -> bool:
         return False
     if algo in ("NVLS", "NVLS_TREE"):
         if not comm.nvls or comm.graphs.get("nvls") is None:
+            return False
+        if func != "AllGather" and not nvls_reduces(comm.dtype):   # enqueue.cc: nvlsSupport
             return False
         if func != "AllReduce" and comm.ppn > 32:
             return False
@@ -239,8 +313,8 @@ def latency(func: str, algo: str, proto: str, comm: Comm) -> float:
     """The table's latency (us)."""
     p = T.PROTOCOLS.index(proto)
     nodes, ppn, n = comm.nodes, comm.ppn, comm.nranks
-    intra_lat = T.HW_LATENCY["NVLINK"][algo][p]
-    inter_lat = T.HW_LATENCY["NET"]["TREE" if ppn == 1 else algo][p]
+    intra_lat = T.HW_LATENCY["NVLINK"][algo][p] * comm.scale.nvlink_latency
+    inter_lat = T.HW_LATENCY["NET"]["TREE" if ppn == 1 else algo][p] * comm.scale.net_latency
     lat = T.BASE_LATENCY[algo][p]
     nsteps = _nsteps(func, n)
     if algo == "RING" and func in ("AllReduce", "AllGather", "ReduceScatter"):
@@ -249,8 +323,9 @@ def latency(func: str, algo: str, proto: str, comm: Comm) -> float:
         n_inter = 0 if nodes == 1 else (2 * (nodes - 1) if func == "AllReduce" else nodes - 1)
         return lat + (nsteps - n_inter) * intra_lat + n_inter * inter_lat
     if algo == "RING":                       # broadcast, reduce: the ring graph has sameChannels
-        hw_class = "NET" if nodes > 1 else "NVLINK"
-        return lat + T.HW_LATENCY[hw_class]["RING"][p]
+        if nodes > 1:
+            return lat + T.HW_LATENCY["NET"]["RING"][p] * comm.scale.net_latency
+        return lat + T.HW_LATENCY["NVLINK"]["RING"][p] * comm.scale.nvlink_latency
     if algo == "TREE":
         return lat + 2 * ((n // nodes - 1) * intra_lat + _log2i(nodes) * inter_lat)
     if algo == "COLLNET_DIRECT":
@@ -289,7 +364,10 @@ def predict(collective, nbytes: int, comm: Comm, algorithm: str, protocol: str) 
         lat *= T.RING_PLATEAU[1 if comm.profile.sm >= 80 else 0]
     time_us = lat + int(nbytes) / (1000.0 * bw)
     if comm.dtype.startswith("float8") and algo == "RING" and comm.nranks > 8:
-        time_us *= 1024
+        # enqueue.cc (updateCollCostTable): fp8 rings deeper than 8 ranks lose precision, so
+        # NCCL multiplies their time by 1024 to prefer any other algorithm (the time it
+        # compares, not what the ring takes: measured.py times the ring itself)
+        time_us *= T.FP8_RING_PENALTY
     if comm.nranks == 1:
         time_us = 0.0
     return Prediction(Collective(collective).value, algo, proto, int(nbytes), lat * 1e-6, bw * 1e9,

@@ -13,6 +13,9 @@ from ..checks import check_num_ranks
 from .. import checks
 from .core import LinkBuilder, Links, Routes, Topology, positive
 
+#: Scale-out fabrics a GPU cluster may have.
+FABRICS = ("infiniband", "roce")
+
 # ---------------------------------------------------------------------------
 # GPU clusters: NVLink nodes on an InfiniBand fat tree
 # ---------------------------------------------------------------------------
@@ -41,6 +44,15 @@ class GpuCluster(Topology):
     (or with one pod) the fabric is the two-level one above. Named participants
     add ``"spine<p>"`` (pod p's spine) and ``"core"``.
 
+    The machine's own figures can differ from the preset's: ``gpus_per_node``
+    (fewer GPUs per node, down to one; on a rack preset the GPUs of one NVLink
+    partition, such as 8 for two trays of an NVL72 rack), ``nics_per_node`` NICs
+    of ``nic_rate`` bytes/s each per node (default one per GPU at the preset's
+    rate; a GPU's NIC link carries its share, ``nics * nic_rate / gpus``, and
+    there are ``min(nics, gpus)`` rails) and ``fabric`` (``"infiniband"`` or
+    ``"roce"``: NCCL drives both through the same IB verbs transport, so only
+    SHARP, which needs InfiniBand, depends on it).
+
     ``sharp=True`` makes the InfiniBand switches reduce in the network (SHARP, which
     NCCL drives through its CollNet algorithms): the leaf of a rail sums what the
     nodes of its Scalable Unit send it, the spine what the leaves send it. Like
@@ -52,15 +64,32 @@ class GpuCluster(Topology):
                  nvlink_bandwidth: float | None = None, nic_bandwidth: float | None = None,
                  nvlink_latency: float | None = None, nic_latency: float | None = None,
                  sharp: bool = False, sus_per_pod: int | None = None,
-                 core_oversubscription: float = 1.0):
+                 core_oversubscription: float = 1.0, gpus_per_node: int | None = None,
+                 nics_per_node: int | None = None, nic_rate: float | None = None,
+                 fabric: str | None = None):
         s = hw.gpu_system(system)
         self.system = s
         if not isinstance(sharp, (bool, np.bool_)):
             raise CollectivesError(f"sharp must be True or False, got {sharp!r}")
         self.sharp = bool(sharp)
         self.num_nodes = check_num_ranks(num_nodes, what="number of nodes")
-        self.gpus_per_node = s.gpus_per_node
-        self.rails = s.rails
+        self.gpus_per_node = (s.gpus_per_node if gpus_per_node is None else
+                              check_num_ranks(gpus_per_node, what="GPUs per node"))
+        if self.gpus_per_node > s.gpus_per_node:
+            raise CollectivesError(f"{s.name} has {s.gpus_per_node} GPUs per node (NVLink domain), "
+                                   f"not {self.gpus_per_node}")
+        self.nics_per_node = (self.gpus_per_node * s.nics // s.gpus_per_node if nics_per_node is None else
+                              check_num_ranks(nics_per_node, what="NICs per node"))
+        self.nics_per_node = max(1, self.nics_per_node)
+        self.nic_rate = (float(s.nic_bandwidth) if nic_rate is None else
+                         checks.bandwidth(nic_rate, "nic_rate (bytes/s of one NIC, one way)"))
+        self.fabric = s.fabric if fabric is None else str(fabric).strip().lower()
+        if self.fabric not in FABRICS:
+            raise CollectivesError(f"fabric must be one of {', '.join(FABRICS)}, got {fabric!r}")
+        if self.sharp and self.fabric != "infiniband":
+            raise CollectivesError(f"sharp=True is InfiniBand SHARP (in the switches of an InfiniBand "
+                                   f"fabric); a {self.fabric} fabric has none")
+        self.rails = min(s.rails, self.nics_per_node, self.gpus_per_node)
         self.nodes_per_su = check_num_ranks(nodes_per_su or s.nodes_per_su,
                                             what="nodes per scalable unit")
         self.oversubscription = positive(oversubscription, "oversubscription")
@@ -69,7 +98,8 @@ class GpuCluster(Topology):
                 f"oversubscription must be >= 1 (1 is a full fat tree), got {oversubscription}"
             )
         self.nvlink_bandwidth = float(s.nvlink_bandwidth) if nvlink_bandwidth is None else checks.bandwidth(nvlink_bandwidth, "nvlink_bandwidth")
-        self.nic_bandwidth = float(s.nic_bandwidth) if nic_bandwidth is None else checks.bandwidth(nic_bandwidth, "nic_bandwidth")
+        share = self.nics_per_node * self.nic_rate / self.gpus_per_node      # a GPU's share of its node's NICs
+        self.nic_bandwidth = share if nic_bandwidth is None else checks.bandwidth(nic_bandwidth, "nic_bandwidth")
         self.nvlink_latency = float(s.nvlink_latency) if nvlink_latency is None else checks.latency(nvlink_latency, "nvlink_latency")
         self.nic_latency = float(s.nic_latency) if nic_latency is None else checks.latency(nic_latency, "nic_latency")
         self.reduce_flops = None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops)
@@ -94,14 +124,17 @@ class GpuCluster(Topology):
         self.mesh_shape = (m, g)
         self.axis_names = ("node", "gpu")
         self._custom = any(v is not None for v in (nodes_per_su, nvlink_bandwidth, nic_bandwidth,
-                                                   nvlink_latency, nic_latency)) or oversubscription != 1
+                                                   nvlink_latency, nic_latency, gpus_per_node,
+                                                   nics_per_node, nic_rate)) or oversubscription != 1
+        self._custom = self._custom or self.fabric != s.fabric
         self._custom = self._custom or self.num_pods > 1
 
     def _identity(self) -> tuple:
         return (self.system.name, self.num_nodes, self.nodes_per_su, self.oversubscription,
                 self.nvlink_bandwidth, self.nic_bandwidth, self.nvlink_latency, self.nic_latency,
                 self.sharp, self.num_pods, self.sus_per_pod if self.num_pods > 1 else None,
-                self.core_oversubscription if self.num_pods > 1 else 1.0)
+                self.core_oversubscription if self.num_pods > 1 else 1.0, self.gpus_per_node,
+                self.nics_per_node, self.nic_rate, self.fabric)
 
     def __repr__(self) -> str:
         extra = ""
@@ -109,6 +142,13 @@ class GpuCluster(Topology):
             extra += f", oversubscription={self.oversubscription:g}"
         if self._custom and self.nodes_per_su != self.system.nodes_per_su:
             extra += f", nodes_per_su={self.nodes_per_su}"
+        if self.gpus_per_node != self.system.gpus_per_node:
+            extra += f", gpus_per_node={self.gpus_per_node}"
+        if (self.nics_per_node != self.gpus_per_node * self.system.nics // self.system.gpus_per_node
+                or self.nic_rate != float(self.system.nic_bandwidth)):
+            extra += f", nics_per_node={self.nics_per_node}, nic_rate={self.nic_rate:g}"
+        if self.fabric != self.system.fabric:
+            extra += f", fabric={self.fabric!r}"
         if self.sharp:
             extra += ", sharp=True"
         if self.num_pods > 1:

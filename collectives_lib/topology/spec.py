@@ -29,10 +29,18 @@ TOPOLOGY_HELP = (
     "network; these need --bandwidth); "
     "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod; SHAPE*K "
     "or pod*K: K slices or pods joined by DCN); "
-    "dgx-a100:M, dgx-h100:M, dgx-h200:M, dgx-b200:M, gb200-tray:M, gb200-nvl72:M (M nodes, "
-    "trays or racks); h100-cluster:M, gb200-cluster:M (M nodes or racks in pods of 4 Scalable "
-    "Units under a core level)"
+    "dgx-a100:M, dgx-h100:M, dgx-h200:M, dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, "
+    "gb300-tray:M, gb200-nvl72:M, gb300-nvl72:M (M nodes, trays or racks); h100-cluster:M, "
+    "gb200-cluster:M (M nodes or racks in pods of 4 Scalable Units under a core level); a GPU "
+    "preset takes :KEY=VALUE parameters: gpus=G (G GPUs per node, down to 1; on one node, G of "
+    "its GPUs), trays=T (rack presets: NVLink partitions of T trays, 4T GPUs, e.g. "
+    "gb200-nvl72:2:trays=16), nics=NxR (N NICs of R Gb/s per node, per tray on rack presets, "
+    "e.g. dgx-a100:3:nics=4x200), fabric=ib|roce"
 )
+
+#: Parameters a GPU preset spec takes, and what they mean (TOPOLOGY_HELP says the same).
+GPU_PARAMS = ("gpus", "trays", "nics", "fabric")
+_FABRIC_NAMES = {"ib": "infiniband", "infiniband": "infiniband", "roce": "roce"}
 
 
 
@@ -88,6 +96,9 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
     if ":" not in text:
         raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
     kind, arg = text.split(":", 1)
+    params = {}
+    if (kind in hw.GPU_SYSTEMS or kind in hw.CLUSTER_PRESETS) and ":" in arg:
+        arg, params = _gpu_params(kind, arg)
     sharp = False
     if arg.endswith(":sharp"):
         arg, sharp = arg[: -len(":sharp")], True
@@ -155,20 +166,103 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
                           sus_per_pod=int(preset.sus_per_pod.value),
                           core_oversubscription=float(preset.core_oversubscription.value),
                           nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
-                          nvlink_latency=latency, nic_latency=latency)
+                          nvlink_latency=latency, nic_latency=latency,
+                          **_cluster_kwargs(hw.gpu_system(preset.system), params, spec))
     if kind in hw.GPU_SYSTEMS:
         try:
             m = int(arg)
         except ValueError:
             raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
         check_num_ranks(m, what="number of nodes M")
+        system = hw.gpu_system(kind)
         if m == 1:
             if oversubscription != 1.0:
                 raise CollectivesError(
                     f"--oversubscription sets the fabric between nodes; {kind}:1 is one node with "
                     f"none (use {kind}:M with M >= 2 nodes)")
-            return nvswitch_node(kind, bandwidth=bandwidth, latency=latency)
+            for key in ("nics", "fabric"):
+                if key in params:
+                    raise CollectivesError(
+                        f"{key}= describes the network between nodes; {kind}:1 is one node (NVLink "
+                        f"only): leave it out or use {kind}:M with M >= 2")
+            gpus = _gpus(system, params, spec)
+            return nvswitch_node(kind, gpus=gpus, bandwidth=bandwidth, latency=latency)
         return GpuCluster(kind, m, oversubscription=oversubscription,
                           nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
-                          nvlink_latency=latency, nic_latency=latency)
+                          nvlink_latency=latency, nic_latency=latency,
+                          **_cluster_kwargs(system, params, spec))
     raise CollectivesError(f"unknown topology kind {kind!r}; use {TOPOLOGY_HELP}")
+
+
+def _gpu_params(kind: str, arg: str) -> tuple[str, dict]:
+    """``M:key=value:...`` of a GPU preset spec: M, and the parameters as text."""
+    head, *items = arg.split(":")
+    params = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key not in GPU_PARAMS or not value:
+            raise CollectivesError(
+                f"{kind} parameter {item!r} is not understood; a GPU preset takes "
+                f"{', '.join(k + '=...' for k in GPU_PARAMS)} (see the topology help)")
+        if key in params:
+            raise CollectivesError(f"{kind} parameter {key}= is given twice")
+        params[key] = value
+    return head, params
+
+
+def _whole(value: str, what: str, spec) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise CollectivesError(f"{what} in {spec!r} must be a whole number, got {value!r}") from None
+    return check_num_ranks(n, what=what)
+
+
+def _gpus(system, params: dict, spec) -> int | None:
+    """GPUs per node (per NVLink domain) from ``gpus=`` or ``trays=``, or None (the preset's)."""
+    if "trays" in params:
+        if not system.tray_gpus or system.gpus_per_node == system.tray_gpus:
+            raise CollectivesError(
+                f"trays= splits a rack's NVLink domain into partitions; {system.name} is not a rack "
+                f"preset (gb200-nvl72, gb300-nvl72 are)")
+        if "gpus" in params:
+            raise CollectivesError(f"{spec!r} gives both trays= and gpus=: give one")
+        trays = _whole(params["trays"], "trays per NVLink partition", spec)
+        most = system.gpus_per_node // system.tray_gpus
+        if trays > most:
+            raise CollectivesError(f"a {system.name} rack has {most} compute trays, not {trays}")
+        return trays * system.tray_gpus
+    if "gpus" in params:
+        gpus = _whole(params["gpus"], "GPUs per node", spec)
+        if gpus > system.gpus_per_node:
+            raise CollectivesError(f"{system.name} has {system.gpus_per_node} GPUs per node, not {gpus}")
+        return gpus
+    return None
+
+
+def _cluster_kwargs(system, params: dict, spec) -> dict:
+    """GpuCluster's keyword arguments for a spec's parameters."""
+    out = {}
+    gpus = _gpus(system, params, spec)
+    if gpus is not None:
+        out["gpus_per_node"] = gpus
+    if "nics" in params:
+        m = re.match(r"^(\d+)x(\d+(?:\.\d+)?)(?:g|gb|gbps)?$", params["nics"])
+        if not m:
+            raise CollectivesError(
+                f"nics={params['nics']!r} is not understood; give NxR: N NICs of R Gb/s per node "
+                f"(per compute tray on a rack preset), e.g. nics=4x200")
+        count = check_num_ranks(int(m.group(1)), what="NICs per node")
+        rate = float(m.group(2)) * 1e9 / 8          # Gb/s -> bytes/s
+        if not rate > 0:
+            raise CollectivesError(f"nics={params['nics']!r}: a NIC's rate must be positive")
+        if system.tray_gpus and system.gpus_per_node > system.tray_gpus:
+            count *= (gpus or system.gpus_per_node) // system.tray_gpus       # per tray, on a rack
+        out.update(nics_per_node=count, nic_rate=rate)
+    if "fabric" in params:
+        fabric = _FABRIC_NAMES.get(params["fabric"])
+        if fabric is None:
+            raise CollectivesError(f"fabric={params['fabric']!r} is not one of ib, roce")
+        out["fabric"] = fabric
+    return out
