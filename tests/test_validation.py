@@ -1,75 +1,126 @@
-"""NCCL's model against the published nccl-tests runs kept in collectives_lib/data/nccl_tests.
-
-The goal: for every run its poster or NVIDIA called healthy, the median error at
-1 MiB and above within 15% of the measured time and below 1 MiB within 35%,
-except where the data record why the model does not hold (models.csv,
-column exceptions). benchmarks/bench_validation.py prints every row.
+"""NCCL's model against the published nccl-tests runs kept in collectives_lib/data/nccl_tests,
+as an experiment: every run has a recorded verdict (within the goals, an exception with
+its reason, or not modelled with its reason) that the model must reproduce; each fitted
+constant names the runs it was fitted on (fits.csv) and a refit on them gives its value;
+the goals (median error at 1 MiB and above within 15% of the measured time, from 1 KiB
+to 1 MiB within 35%) are held on the runs the model was not fitted on.
+benchmarks/bench_validation.py prints the table and the leave-one-run-out figures.
 """
 import pytest
 
+from collectives_lib.nccl import measured
 from collectives_lib.nccl import validation as V
 from collectives_lib.errors import CollectivesError
 from collectives_lib.topology import parse_topology
 
 RUNS = V.runs()
+MODELLED = [r for r in RUNS if r.modelled]
+SUMMARIES = {r.run_id: V.summarize(r) for r in MODELLED}
+MODELS = {m["run_id"]: m for m in V._read("models.csv")}
 
 
-def test_every_run_has_its_source_and_a_verdict_and_a_model_or_a_reason():
-    assert len(RUNS) >= 30
+def test_every_run_has_its_source_and_a_recorded_verdict():
+    assert len(RUNS) >= 80
+    assert set(MODELS) == {r.run_id for r in RUNS}
     for r in RUNS:
         assert r.source_url and r.healthy in ("yes", "no", "unknown"), r.run_id
         assert r.rows, r.run_id
-        assert r.modelled or len(r.why_not) > 20, r.run_id
+        m = MODELS[r.run_id]
+        assert m["modelled"] in ("yes", "no"), (r.run_id, "every run is judged: none pending")
+        assert m["verdict"] in V.VERDICTS, r.run_id
+        assert (m["verdict"] == "not-modelled") == (m["modelled"] == "no"), r.run_id
+        if not r.modelled:
+            assert len(r.why_not) > 40, r.run_id
 
 
-def test_models_csv_says_yes_no_or_pending_and_runs_follow_it():
-    """A 'pending' row names a preset (which must exist) but stays out of the comparison
-    until someone judges the fit; 'yes' rows are compared, 'no' rows are not."""
-    models = {m["run_id"]: m for m in V._read("models.csv")}
-    assert set(models) == {r.run_id for r in RUNS}
-    pending = 0
-    for r in RUNS:
-        m = models[r.run_id]
-        assert m["modelled"] in ("yes", "no", "pending"), r.run_id
-        assert r.modelled == (m["modelled"] == "yes"), r.run_id
-        if m["modelled"] == "pending":
-            pending += 1
-            ranks = int(V._options(m["options"]).get("gpus", 0)) or parse_topology(m["topology"]).num_ranks
-            assert ranks == r.gpus_per_node * r.num_nodes, r.run_id   # the preset is the run's size
-            assert r.why_not.startswith("pending: " + m["topology"]), r.why_not
-            with pytest.raises(CollectivesError):
-                V.compare(r)
-    assert pending > 0
+@pytest.mark.parametrize("run", MODELLED, ids=lambda r: r.run_id)
+def test_the_recorded_verdict_is_what_the_model_gives(run):
+    """within: both goals met; exception: a goal missed, and the data say why for that
+    size class; no exception is kept for a goal the model meets."""
+    s = SUMMARIES[run.run_id]
+    assert s.rows, run.run_id
+    assert MODELS[run.run_id]["verdict"] == s.verdict
+    for size_class in ("small", "large"):
+        if s.meets(size_class):
+            assert size_class not in run.exceptions, (size_class, "a stale exception")
+        else:
+            assert len(run.exceptions.get(size_class, "")) > 40, (size_class, "missed without a reason")
+    assert s.within_goals()
 
 
-def test_the_data_cover_what_the_book_claims():
-    covered = {(r.gpu.split()[0], r.collective.value, r.num_nodes > 1) for r in RUNS}
-    for want in [("H100", "all_reduce", False), ("H100", "all_reduce", True),
-                 ("H100", "reduce_scatter", False), ("H100", "all_gather", False),
-                 ("A100-SXM4-80GB", "all_reduce", False), ("B200", "all_gather", False),
-                 ("GB200", "all_to_all", False), ("GB200", "all_to_all", True), ("H200", "all_reduce", False),
-                 ("GB200", "all_reduce", False), ("GB200", "all_reduce", True)]:
-        assert want in covered, want
+def test_the_specs_describe_the_runs_machines():
+    """Each modelled run's spec has the run's ranks, its GPUs per node and, where the
+    run states them, its NICs per node (per tray on the rack presets)."""
+    import csv
+    from importlib import resources
+    path = resources.files("collectives_lib").joinpath("data", "nccl_tests", "runs.csv")
+    meta = {row["run_id"]: row for row in csv.DictReader(path.open(newline="", encoding="utf-8"))}
+    for r in MODELLED:
+        topo = V.topology_for(r)
+        assert topo.num_ranks == r.gpus_per_node * r.num_nodes, r.run_id
+        nics, gbps = meta[r.run_id]["nics_per_node"], meta[r.run_id]["nic_gbps"]
+        if r.num_nodes > 1 and nics and gbps and hasattr(topo, "nics_per_node"):
+            per_tray = topo.system.tray_gpus and topo.system.gpus_per_node > topo.system.tray_gpus
+            trays = topo.gpus_per_node // topo.system.tray_gpus if per_tray else 1
+            assert topo.nics_per_node == int(nics) * trays, r.run_id
+            assert topo.nic_rate == int(gbps) * 1e9 / 8, r.run_id
+        launch = meta[r.run_id]["launch"]
+        if launch.startswith("gpus-per-process"):
+            assert r.options.get("launch", "").startswith(launch), r.run_id
 
 
-@pytest.mark.parametrize("run", [r for r in RUNS if r.modelled and r.healthy == "yes"
-                                 and "sharp" not in r.options], ids=lambda r: r.run_id)
-def test_healthy_runs_are_within_the_goals(run):
-    s = V.summarize(run)
-    assert s.rows
-    if s.median_large is not None and "large" not in run.exceptions:
-        assert abs(s.median_large) <= V.GOALS["large"], s.median_large
-    if s.median_small is not None and "small" not in run.exceptions:
-        assert abs(s.median_small) <= V.GOALS["small"], s.median_small
+def test_every_fitted_constant_names_its_runs_and_a_refit_gives_its_value():
+    for name, f in V.FITTED.items():
+        assert f.get() == pytest.approx(f.value), name           # fits.csv holds the model's value
+        assert len(f.how) > 20, name
+        for rid in f.runs:
+            assert V.run(rid).modelled, (name, rid)
+        if f.runs and f.grid:
+            assert V.refit(name) == pytest.approx(f.value), name
+        else:
+            assert "not fitted" in f.how, name                    # says where its value comes from
 
 
-def test_the_model_is_not_far_off_anywhere_it_claims_to_model():
-    """Across every modelled run that nobody called unhealthy, the typical error at
-    1 MiB and above stays small (a regression guard on the calibration)."""
-    errors = sorted(abs(x.error) for r in RUNS if r.modelled and r.healthy != "no"
-                    and "sharp" not in r.options for x in V.compare(r) if x.nbytes >= V.LARGE)
-    assert len(errors) > 300
-    assert errors[len(errors) // 2] < 0.10
+def test_held_out_runs_meet_the_goals():
+    """On the runs no constant was fitted on (health yes or unknown), the share that meets
+    both goals; every other one is an exception with its reason (above). The number is
+    the model's today, a floor against regressions, not the 90% the model aims at."""
+    held = [SUMMARIES[r.run_id] for r in MODELLED if r.held_out and r.healthy != "no"]
+    assert len(held) >= 45
+    ok = sum(s.meets_goals() for s in held)
+    assert ok / len(held) >= 0.70, (ok, len(held))
+    per = V.by_collective(held)
+    for collective in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
+        assert per[collective][1] >= 2, collective                # each held to the goals on held-out runs
+    assert per["all_reduce"][0] / per["all_reduce"][1] >= 0.75
+    assert per["all_to_all"][0] / per["all_to_all"][1] >= 0.85
+
+
+def test_the_one_mib_point_on_one_h100_node_is_the_tuners():
+    """At 1 MiB on one DGX H100 NCCL runs ring/LL, whose lines carry flags: no pipeline
+    fill, so the answer is the tuner's 28 us, and the published runs measure 27.4 and 28.6."""
+    import collectives_lib as cl
+    e = cl.estimate("all_reduce", cl.nvswitch_node("dgx-h100"), 2**20)
+    assert e.nccl_algorithm == "RING" and e.protocol == "LL"
+    assert e.time == pytest.approx(e.tuner_time)
+    for rid in ("dgxh100x8-nvls-allreduce-dgxc-bench", "p5-h100x8-nvls-allreduce-awsbatch"):
+        row = [x for x in SUMMARIES[rid].rows if x.nbytes == 2**20][0]
+        assert abs(row.error) < 0.05, rid
+
+
+def test_leave_one_run_out_refits_without_each_run():
+    rows = V.leave_one_out("PIPELINE_LATENCY.NVLS")
+    assert [rid for rid, _, _ in rows] == list(V.FITTED["PIPELINE_LATENCY.NVLS"].runs)
+    for rid, value, err in rows:
+        assert value in V.FITTED["PIPELINE_LATENCY.NVLS"].grid and err is not None
+    assert V.leave_one_out("LAUNCH_GRAPH") == []                # one run: nothing to leave out
+
+
+def test_constants_can_be_set_for_a_block_and_come_back():
+    before = measured.LAUNCH
+    with V.constants({"LAUNCH": 9e-6}):
+        assert measured.LAUNCH == 9e-6
+    assert measured.LAUNCH == before
 
 
 def test_a_row_compares_the_measured_time_with_the_prediction():
@@ -78,4 +129,12 @@ def test_a_row_compares_the_measured_time_with_the_prediction():
     big = rows[4 * 2**30]
     assert big.measured == pytest.approx(15749e-6) and big.algorithm == "nvls"
     assert abs(big.error) < 0.05
-    assert "not modelled" in V.report()
+    text = V.report()
+    assert "held out" in text and "fit set" in text and "not modelled" in text
+
+
+def test_a_run_without_a_model_says_why():
+    r = V.run("p4de-a100x8-2node-efa-allreduce-awsome")
+    with pytest.raises(CollectivesError, match="EFA"):
+        V.compare(r)
+    assert parse_topology("dgx-a100:3:nics=4x200").nics_per_node == 4

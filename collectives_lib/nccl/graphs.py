@@ -74,13 +74,17 @@ def _ring_one_node(profile: NcclProfile) -> Graph:
     return Graph(n, s, s, "ring")
 
 
-def _ring_multi_node(profile: NcclProfile, nics: int) -> Graph:
+def _ring_multi_node(profile: NcclProfile, nics: int, ppn: int | None = None) -> Graph:
     """One channel per NIC (each ring enters and leaves a node on one NIC), at the
-    GPU-to-network path's speed; stops once the channels carry a GPU's NVLink."""
+    GPU-to-network path's speed; stops once the channels carry a GPU's NVLink, or all
+    that the node's GPUs can push through their PCIe links (two NICs behind one GPU's
+    link share it)."""
     path = profile.net_bw
     speeds = [s for s in _ladder(profile, inter=True) if s <= path + _EPS]
     s = speeds[0]
     total = max(profile.nvlink_bw, path)
+    if ppn is not None:
+        total = min(total, max(ppn * float(profile.gpu_nic_bw), s))
     n = 0
     while n < min(nics, MAX_RING_CHANNELS):
         n += 1
@@ -130,7 +134,7 @@ def search(profile: NcclProfile, *, nodes: int, ppn: int, nics: int | None = Non
         nvls = _nvls(profile, ppn, inter=False)
         collnet = None
     else:
-        ring = _ring_multi_node(profile, nics)
+        ring = _ring_multi_node(profile, nics, ppn)
         if ppn == 1:
             # a tree with one GPU per node raises bw_intra while it is below twice bw_inter
             tree = Graph(ring.channels, min(2 * ring.bw_inter, profile.net_bw), ring.bw_inter, "balanced")

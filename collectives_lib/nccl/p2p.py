@@ -36,10 +36,10 @@ NVLINK_EFFICIENCY = 0.93
 def _rates(comm: Comm) -> tuple[float, float]:
     """(NVLink bytes/s, network bytes/s) of one GPU's point-to-point traffic: the GPU's
     NVLinks at NVLINK_EFFICIENCY, and its share of the node's NIC paths (one NIC per
-    GPU: one path; two GPUs per NIC: half of one; two NICs per GPU: both), each times
-    the topology's scale against its preset."""
+    GPU: one path; two GPUs per NIC: half of one; two NICs per GPU: both, up to the
+    GPU's own PCIe link), each times the topology's scale against its preset."""
     nics = comm.nics or comm.ppn
-    net = comm.profile.net_bw * nics / comm.ppn
+    net = min(comm.profile.net_bw * nics / comm.ppn, float(comm.profile.gpu_nic_bw))
     return (NVLINK_EFFICIENCY * comm.profile.nvlink_bw * 1e9 * comm.scale.nvlink,
             net * 1e9 * comm.scale.net)
 
