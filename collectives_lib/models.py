@@ -31,6 +31,8 @@ Introduced in the chapter *A first look*; every chapter uses it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import checks, nccl, timing
 from .builders import algorithm_name, check_options
 from .collective import collective as as_collective
@@ -109,14 +111,27 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
         if launch is not None or registered:
             raise CollectivesError("launch and registered (how NCCL's kernels are launched, registered "
                                    "buffers) belong to NCCL's model; the ideal link model times links only")
-        return timing.sweep(coll, topology, sizes, name, axes=axes, options=options, dtype=dt,
-                            element_size=element_size(dt), overhead=checks.nonnegative(overhead, "overhead"),
-                            placement=placement)
+        return _with_fabric(topology, timing.sweep(
+            coll, topology, sizes, name, axes=axes, options=options, dtype=dt,
+            element_size=element_size(dt), overhead=checks.nonnegative(overhead, "overhead"),
+            placement=placement))
     if overhead or placement is not None:
         raise CollectivesError("overhead and placement belong to the ideal link model; "
                                "use model='ideal' or leave them out")
-    return nccl.estimate(coll, topology, sizes, name, axes=axes, protocol=protocol, dtype=dt, nvls=nvls,
-                         options=options, launch=launch, registered=registered)
+    return _with_fabric(topology, nccl.estimate(coll, topology, sizes, name, axes=axes, protocol=protocol,
+                                                dtype=dt, nvls=nvls, options=options, launch=launch,
+                                                registered=registered))
+
+
+def _with_fabric(topology: Topology, answers: list) -> list:
+    """Answers on a RoCE cluster say what the fabric changes: NCCL drives RoCE through
+    the same IB verbs transport as InfiniBand, and the links are the same links, so only
+    SHARP (InfiniBand switches) depends on it, and a RoCE cluster has none."""
+    if getattr(topology, "fabric", "infiniband") == "infiniband" or getattr(topology, "num_nodes", 1) < 2:
+        return answers
+    note = ("; RoCE fabric: NCCL's IB verbs transport and the same link figures as InfiniBand, "
+            "without SHARP")
+    return [replace(e, reason=e.reason + note) for e in answers]
 
 
 def estimate(collective, topology: Topology, nbytes: int, algorithm: str = "auto", *, axes=None,

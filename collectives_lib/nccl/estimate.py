@@ -150,7 +150,8 @@ def _symmetric(coll, topology, size, comm, how, kinds, i, group, groups, dtype, 
     best = symk.pick(coll, size, comm)
 
     def timed(k):
-        t = k.time + fill("NVLS" if k.multicast else "RING", max(k.time - _base(k), 0.0), comm, k.protocol)
+        t_bw = max(k.time - _base(k), symk.link_floor(k.name, size, comm))
+        t = _base(k) + t_bw + fill("NVLS" if k.multicast else "RING", t_bw, comm, k.protocol)
         return max(t, how.floor())
     time = timed(best)
     name = "nvls" if best.multicast else "direct"

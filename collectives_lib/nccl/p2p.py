@@ -22,6 +22,7 @@ Introduced in the chapter *GPU collectives across nodes* (the all-to-all cliff).
 
 from __future__ import annotations
 
+from . import tables as T
 from .tuner import Comm, Prediction
 
 #: Fixed cost of one grouped point-to-point operation (s) and of each peer in it:
@@ -54,11 +55,24 @@ def all_to_all(nbytes: int, comm: Comm) -> Prediction:
     intra = (g - 1) / n * nbytes
     inter = (n - g) / n * nbytes
     t_bw = max(intra / nvl if g > 1 else 0.0, _network_time(inter, net, comm) if m > 1 else 0.0)
-    lat = BASE + PER_PEER * (n - 1) if n > 1 else 0.0
+    lat = _latency(comm, n - 1, m > 1)
     time = lat + t_bw
     busbw = (nbytes / time * (n - 1) / n) if time > 0 else 0.0
     return Prediction("all_to_all", "P2P", "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
                       busbw, time)
+
+
+def _latency(comm: Comm, peers: int, across: bool) -> float:
+    """The fixed cost (s) of a grouped send to ``peers`` peers: BASE and PER_PEER, and no
+    less than one step over the slowest path the messages take (NCCL's per-step NVLink
+    latency, and its network one when some peers are on other nodes), each scaled with the
+    topology's link latencies against its preset's (at the preset's, BASE is the larger)."""
+    if peers < 1:
+        return 0.0
+    path = T.HW_LATENCY["NVLINK"]["RING"][2] * comm.scale.nvlink_latency
+    if across:
+        path = max(path, T.HW_LATENCY["NET"]["RING"][2] * comm.scale.net_latency)
+    return max(BASE + PER_PEER * peers, path * 1e-6)
 
 
 def _network_time(inter: float, net: float, comm: Comm) -> float:
@@ -77,7 +91,7 @@ def send(nbytes: int, comm: Comm, *, same_node: bool) -> Prediction:
     """One message of ``nbytes`` between two GPUs."""
     nvl, net = _rates(comm)
     rate = nvl if same_node else net
-    lat = BASE + PER_PEER
+    lat = _latency(comm, 1, not same_node)
     return Prediction("send", "P2P", "SIMPLE", int(nbytes), lat, rate, rate, lat + nbytes / rate)
 
 
@@ -88,6 +102,6 @@ def gather(nbytes: int, comm: Comm) -> Prediction:
     intra = (g - 1) / n * nbytes
     inter = (n - g) / n * nbytes
     t_bw = max(intra / nvl if g > 1 else 0.0, _network_time(inter, net, comm) if comm.nodes > 1 else 0.0)
-    lat = BASE + PER_PEER * (n - 1) if n > 1 else 0.0
+    lat = _latency(comm, n - 1, comm.nodes > 1)
     return Prediction("gather", "P2P", "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
                       (nbytes / (lat + t_bw) * (n - 1) / n) if lat + t_bw else 0.0, lat + t_bw)

@@ -142,9 +142,13 @@ def _query(name: str, nbytes: int, comm: Comm) -> Kernel:
         base = (8.5 if ag else 11.0) if ll else (19.5 if ar else 13.0)
         sm_bw = 55 * GBPS
         peak = (1000 if name == "AllReduce_RSxLDMC_AGxSTMC" else 600) * GBPS
-    # the kernels' figures are NCCL's for the preset's links: an overridden NVLink scales them
-    sm_bw *= comm.scale.nvlink
-    peak *= comm.scale.nvlink
+    # NCCL's figures are for a full H100 or B200 NVLink (its nvlinkBws: 360 and 720 GB/s): a
+    # GPU with fewer links (H800) and an overridden NVLink scale them, and an overridden
+    # latency scales the base latency
+    links = min(1.0, comm.profile.nvlink_bw / (720.0 if blackwell else 360.0)) * comm.scale.nvlink
+    sm_bw *= links
+    peak *= links
+    base *= comm.scale.nvlink_latency
     best_blocks, best = max_blocks, _model(bus, base, max_blocks, sm_bw, mul, peak)
     for blocks in range(1, max_blocks):
         t = _model(bus, base, blocks, sm_bw, mul, peak)
@@ -152,6 +156,22 @@ def _query(name: str, nbytes: int, comm: Comm) -> Kernel:
             best_blocks, best = blocks, t
             break
     return Kernel(name, best_blocks, best * 1e-6, base * 1e-6)
+
+
+def link_floor(name: str, nbytes: int, comm: Comm) -> float:
+    """The least time (s) a kernel can take: the bytes each GPU's NVLink carries one way
+    (all-reduce: the whole buffer through the switch's multicast, twice its
+    ``(N-1)/N`` otherwise; all-gather and reduce-scatter: ``(N-1)/N`` of nccl-tests'
+    size; LL kernels twice that, for their flags) at NCCL's NVLink figure (370.8 GB/s
+    on H100), which NCCL's own kernel model, written for the pick, can exceed."""
+    n = comm.nranks
+    if name.startswith("AllReduce"):
+        moved = nbytes if name in SWITCH_REDUCE else 2 * nbytes * (n - 1) / n
+    else:
+        moved = nbytes * (n - 1) / n
+    if name in LL_KERNELS:
+        moved *= 2
+    return moved / (comm.profile.nvlink_bw * 1e9 * comm.scale.nvlink)
 
 
 def candidates(collective, nbytes: int, comm: Comm) -> list[Kernel]:

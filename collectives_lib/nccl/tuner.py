@@ -305,7 +305,7 @@ def bandwidth(func: str, algo: str, proto: str, comm: Comm) -> float:
     if func in ("AllGather", "ReduceScatter") and algo != "RING":
         return bus
     if algo in ("RING", "NVLS", "NVLS_TREE"):
-        return bus * comm.nranks / _nsteps(func, comm.nranks)
+        return bus * comm.nranks / max(1, _nsteps(func, comm.nranks))
     return bus * 0.5
 
 

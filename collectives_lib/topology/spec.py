@@ -106,7 +106,7 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
             raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
                                    f"switch:N, not to {kind}")
     oversubscription = checks.positive(oversubscription, "oversubscription")
-    if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS:
+    if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS and kind not in hw.CLUSTER_PRESETS:
         raise CollectivesError(
             f"--oversubscription {oversubscription:g} sets the fabric between the nodes of a GPU "
             f"cluster (dgx-h100:M and the other GPU presets); {kind} has none")
@@ -258,7 +258,7 @@ def _cluster_kwargs(system, params: dict, spec) -> dict:
         if not rate > 0:
             raise CollectivesError(f"nics={params['nics']!r}: a NIC's rate must be positive")
         if system.tray_gpus and system.gpus_per_node > system.tray_gpus:
-            count *= (gpus or system.gpus_per_node) // system.tray_gpus       # per tray, on a rack
+            count *= -(-(gpus or system.gpus_per_node) // system.tray_gpus)   # per tray, on a rack
         out.update(nics_per_node=count, nic_rate=rate)
     if "fabric" in params:
         fabric = _FABRIC_NAMES.get(params["fabric"])
