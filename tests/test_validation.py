@@ -111,7 +111,7 @@ def test_the_one_mib_point_on_one_h100_node_is_the_tuners():
 def test_leave_one_run_out_refits_without_each_run():
     rows = V.leave_one_out("PIPELINE_LATENCY.NVLS")
     assert [rid for rid, _, _ in rows] == list(V.FITTED["PIPELINE_LATENCY.NVLS"].runs)
-    for rid, value, err in rows:
+    for _, value, err in rows:
         assert value in V.FITTED["PIPELINE_LATENCY.NVLS"].grid and err is not None
     assert V.leave_one_out("LAUNCH_GRAPH") == []                # one run: nothing to leave out
 

@@ -156,11 +156,20 @@ def launched_channels(graphs: dict[str, Graph], *, nodes: int, sm: int) -> int:
 
 
 def nvls_channels(profile: NcclProfile, *, nodes: int, ppn: int) -> int:
-    """The NVLS channels NCCL launches (``comm->nvlsChannels``, ``ncclNvlsTuning`` in
-    ``src/transport/nvls.cc``): 16 on SM90; on SM100 24 within one node and 32 across
-    nodes, which the SM100 NVLSTree table then sets by node count and NIC speed
-    (``minNetBw``, the GPU-to-NIC path): 2 nodes at 48 GB/s or more, 32; otherwise 24
-    at 48 GB/s or more, or at 96 or more with at most 8 GPUs per node, else 32."""
+    """The NVLS channels NCCL launches (``comm->nvlsChannels``).
+
+    What decides it in NCCL 2.30.7: ``ncclNvlsTuning`` (``src/transport/nvls.cc``)
+    starts from NVLS_NCHANNELS_SM90 = 16, or on SM100 NVLS_NCHANNELS_SM100_NVL = 24
+    within one node and NVLS_NCHANNELS_SM100 = 32 across nodes; across nodes on SM100
+    ``ncclNvlsTreeSm100Tuning`` then sets it by node count, NIC speed (``minNetBw``, the
+    GPU-to-NIC path) and GPUs per node: 2 nodes at 48 GB/s or more, 32; at 96 or more,
+    24 with at most 8 GPUs per node and 32 with more; at 48 or more, 24; slower NICs
+    keep 32. NCCL_NVLS_CTAS (``config.nvlsCTAs``) overrides it, and it is clamped to
+    [NCCL_MIN_CTAS, NCCL_MAX_CTAS] (defaults keep it). A communicator split from a parent
+    that shares its NVLS resources takes at most the parent's (``connect.cc``), and with
+    no NVLS heads it is 0 (``connectNvls``; ``init.cc`` then turns NVLS off). NVLS_TREE
+    runs these channels (``enqueue.cc``: ``nc = comm->nvlsChannels``); NVLS across
+    nodes (with CollNet) runs ``min(nvlsChannels, nChannels)``."""
     if profile.sm < 100:
         return NVLS_CHANNELS_SM90
     if nodes == 1:
