@@ -157,7 +157,11 @@ def test_auto_and_sweep_agree_with_one_estimate_per_size():
 
 def test_auto_skips_what_is_too_large_and_has_no_formula():
     e = cl.estimate("all_reduce", parse_topology("tpu-v5e:pod*4"), 2**30)
-    assert e.algorithm == "ring" and "too large to build here: tree" in e.reason
+    assert "too large to build here: tree" in e.reason and "tree" not in {a.algorithm for a in e.alternatives}
+    # the pick is the fastest of what was timed: a bidirectional ring halves the one-way ring's time
+    assert all(e.time <= a.time for a in e.alternatives)
+    ring = next(a for a in e.alternatives if a.algorithm == "ring")
+    assert e.algorithm == "bidirectional_ring" and e.time == pytest.approx(ring.time / 2, rel=0.01)
 
 
 def test_direct_all_to_all_on_a_torus_meets_its_closed_form():

@@ -13,17 +13,13 @@ from __future__ import annotations
 from .. import hardware as hw
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
-from ..topology import GpuCluster, Switch, Topology
+from ..topology import GpuCluster, Topology
 from . import p2p, tables
 from .tuner import FUNCTIONS, Comm, Prediction, make_comm, predict_all
 
 
 def _system(topology: Topology) -> hw.GpuSystem | None:
-    if isinstance(topology, GpuCluster):
-        return topology.system
-    if isinstance(topology, Switch) and topology.name in hw.GPU_SYSTEMS:
-        return hw.gpu_system(topology.name)
-    return None
+    return topology.gpu_system if isinstance(topology, Topology) else None
 
 
 def supports(topology: Topology) -> bool:

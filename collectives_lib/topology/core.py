@@ -102,6 +102,13 @@ class Topology:
     routing_kind = "routed"  # "torus": transfers hop between neighbours
 
     # -- value equality ------------------------------------------------------
+
+    @property
+    def gpu_system(self):
+        """The GPU system preset (:class:`collectives_lib.hardware.GpuSystem`) this topology is
+        made of, or None (a generic topology, a TPU)."""
+        return None
+
     def _identity(self) -> tuple:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
