@@ -166,8 +166,29 @@ class _Model:
         return self.cache[key]
 
 
+#: NCCL's algorithm names in its log and the library's.
+NCCL_NAMES = {"RING": "ring", "TREE": "tree", "NVLS": "nvls", "NVLS_TREE": "nvls_tree",
+              "NVLSTREE": "nvls_tree", "COLLNET_DIRECT": "collnet_direct",
+              "COLLNET_CHAIN": "collnet_chain", "PAT": "pat"}
+
+
+def logged(out: Output, machine: Machine, nbytes: int) -> dict:
+    """estimate()'s algorithm and protocol for a size NCCL's log says it ran (its tuning
+    lines), or {} (the output's settings, else NCCL's tuner as the model has it)."""
+    choice = out.info.choice(nbytes)
+    if choice is None or machine.collective is None or machine.collective.value not in (
+            "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+        return {}
+    algo, proto = choice
+    if algo not in NCCL_NAMES or proto not in ("LL", "LL128", "SIMPLE"):
+        return {}
+    return {"algorithm": NCCL_NAMES[algo], "protocol": proto}
+
+
 def compare(out: Output, machine: Machine) -> tuple[Comparison, ...]:
-    """Every row beside NCCL's model (sizes of 0 and unmatched machines: no expectation)."""
+    """Every row beside NCCL's model (sizes of 0 and unmatched machines: no expectation).
+    Where NCCL's log names the algorithm and protocol it ran for a size, the model times
+    those."""
     if not machine.matched:
         return tuple(Comparison(r) for r in out.rows)
     model = _Model(machine)
@@ -176,7 +197,7 @@ def compare(out: Output, machine: Machine) -> tuple[Comparison, ...]:
         if r.nbytes <= 0 or r.timing is None:
             rows.append(Comparison(r))
             continue
-        e = model(r.nbytes, r.dtype, r.root)
+        e = model(r.nbytes, r.dtype, r.root, **logged(out, machine, r.nbytes))
         rows.append(Comparison(r, e.time, e.busbw, e.algorithm, e.nccl_algorithm, e.protocol))
     return tuple(rows)
 
@@ -220,19 +241,20 @@ class Metrics:
                 "slow_threshold": self.slow_threshold, "floor_threshold": self.floor_threshold}
 
 
-def _plateau(model: _Model, dtype: str, root, top: int, rows) -> tuple[float, int | None]:
-    """The model's busbw at the largest size, and the smallest size at which it reaches
-    PLATEAU of that: the smallest row there, else (the sweep stops short of it) the smallest
-    power of two, by bisection (busbw grows with size)."""
+def _plateau(model: _Model, dtype: str, root, top: int, rows, how: dict) -> tuple[float, int | None]:
+    """The model's busbw at the largest size (with the algorithm NCCL's log names for the
+    largest row, if it does), and the smallest size at which it reaches PLATEAU of that: the
+    smallest row there, else (the sweep stops short of it) the smallest power of two, by
+    bisection (busbw grows with size)."""
     size = max(PEAK_SIZE, top)
-    peak = model(size, dtype, root).busbw
+    peak = model(size, dtype, root, **how).busbw
     there = [c.row.nbytes for c in rows if c.expected_busbw >= PLATEAU * peak]
     if there:
         return peak, min(there)
     lo, hi = int(math.log2(max(top, 8))), int(math.log2(size))
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if model(2**mid, dtype, root).busbw >= PLATEAU * peak:
+        if model(2**mid, dtype, root, **how).busbw >= PLATEAU * peak:
             hi = mid
         else:
             lo = mid
@@ -305,7 +327,8 @@ def _measure(out, machine, rows, found) -> Metrics:
         return Metrics()
     first = usable[0].row
     top = max(c.row.nbytes for c in usable)
-    peak_model, start = _plateau(model, first.dtype, first.root, top, usable)
+    how = logged(out, machine, top)
+    peak_model, start = _plateau(model, first.dtype, first.root, top, usable, how)
     multi = machine.nodes > 1 or isinstance(machine.topology, GpuCluster)
     slow = SLOW["cluster" if multi else "node"]
     per_gpu = machine.gpus_per_process == 1
@@ -377,7 +400,8 @@ def _bandwidth(out, machine, model, peak_rows, metrics, slow, found) -> None:
                 "or GPUs in separate containers that cannot share memory"))
             return
     # NVLS not in use: the model without NVLS explains the plateau far better
-    nvls_forced = "nvls" in machine.model_options or "algorithm" in machine.model_options
+    nvls_forced = ("nvls" in machine.model_options or "algorithm" in machine.model_options
+                   or any(out.info.choice(c.row.nbytes) for c in peak_rows))
     if system is not None and system.nvls and not nvls_forced \
             and (big.nccl_algorithm or "").startswith("NVLS"):
         alt = [model(c.row.nbytes, c.row.dtype, c.row.root, nvls=False) for c in peak_rows]
@@ -535,6 +559,22 @@ def _notes(out: Output, machine: Machine, rows, metrics: Metrics, found: list) -
         if system is not None and system.nvls:
             found.append(Finding("nvls", "note", "NVLS multicast not available",
                                  "NCCL's log says 'NVLS multicast support is not available'", ""))
+    if machine.matched and out.info.choices:
+        model = _Model(machine)
+        differ = []
+        for c in rows:
+            how = logged(out, machine, c.row.nbytes)
+            if how and c.expected_time:
+                own = model(c.row.nbytes, c.row.dtype, c.row.root)
+                if (own.algorithm, own.protocol) != (how["algorithm"], how["protocol"]):
+                    differ.append((c.row.nbytes, how, own))
+        if differ:
+            n, how, own = differ[-1]
+            found.append(Finding(
+                "tuner", "note", "NCCL chose otherwise than the model's tuner",
+                f"NCCL's log shows {how['algorithm']}/{how['protocol']} at {len(differ)} size(s) "
+                f"where the model's tuner picks another (at {_size(n)}: {own.algorithm}/"
+                f"{own.protocol}); the expected times above are the model's for what NCCL ran", ""))
     if machine.collective is not None and machine.program == "sendrecv":
         found.append(Finding("sendrecv", "note", "sendrecv is timed as one send",
                              "each rank sends to the next; the model times one pair "

@@ -116,8 +116,9 @@ def text(d: Diagnosis) -> str:
                  f"{'time':>7}  {'algbw':>6}  {'busbw':>6}  {'#wrong':>6}  {'time':>7}  "
                  f"{'algbw':>6}  {'busbw':>6}  {'#wrong':>6}  {'time':>7}  {'busbw':>6}  "
                  f"{'ratio':>5}  algorithm")
-    lines.append(f"# {'(B)':>10}  {'(elements)':>12}  {'':>8}  {'':>6}  {'':>6}  {'(us)':>7}  "
-                 f"{'(GB/s)':>6}  {'(GB/s)':>6}  {'':>6}  {'(us)':>7}  {'(GB/s)':>6}  "
+    unit = f"({out.time_unit})"
+    lines.append(f"# {'(B)':>10}  {'(elements)':>12}  {'':>8}  {'':>6}  {'':>6}  {unit:>7}  "
+                 f"{'(GB/s)':>6}  {'(GB/s)':>6}  {'':>6}  {unit:>7}  {'(GB/s)':>6}  "
                  f"{'(GB/s)':>6}  {'':>6}  {'(us)':>7}  {'(GB/s)':>6}")
     for c in d.rows:
         r = c.row
