@@ -2,6 +2,7 @@
 output beside NCCL's model; bad input is one line and status 2."""
 import io
 import json
+from pathlib import Path
 import sys
 from importlib import resources
 
@@ -114,3 +115,13 @@ def test_help_text(capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert "nccl-tests binary" in text and "examples:" in text and "collectives diagnose -" in text
+
+
+def test_the_readmes_example_is_what_the_verb_prints():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    cmd = "$ python -m collectives_lib diagnose h100x8-2node-ib-allreduce-ring-issue290.txt"
+    block = readme.split(cmd, 1)[1].split("```", 1)[0]
+    args = block.splitlines()[0].split()
+    shown = "\n".join(block.splitlines()[1:]).strip("\n")
+    code, out, _ = run("diagnose", RING, *args)
+    assert code == 0 and out.rstrip("\n") == shown

@@ -164,6 +164,8 @@ def _collective(out: Output, ranks_hint: int | None) -> tuple[str, str]:
                 f"row, busbw = algbw")
         return "gather", ("root and busbw = algbw x (n-1)/n: gather (or scatter, which reads the "
                           "same; gather assumed)")
+    in_place_na = all(r.in_place is not None and r.in_place.wrong is None
+                      and r.out_of_place is not None and r.out_of_place.checked for r in out.rows)
     if reduces:
         if lo > 1.0:
             return "all_reduce", f"a reduction and busbw/algbw = {lo:.4g} (2(n-1)/n)"
@@ -171,12 +173,13 @@ def _collective(out: Output, ranks_hint: int | None) -> tuple[str, str]:
             return "reduce_scatter", f"a reduction and busbw/algbw = {lo:.4g} ((n-1)/n)"
         if ranks_hint is not None and ranks_hint > 2:
             return "sendrecv", f"busbw = algbw over {ranks_hint} ranks: sendrecv"
+        if in_place_na:
+            return "sendrecv", ("busbw = algbw and '#wrong' N/A in place (nccl-tests does not "
+                                "check sendrecv in place): sendrecv")
         return "all_reduce", ("busbw = algbw: an all-reduce over 2 ranks (sendrecv reads the "
                               "same; all-reduce assumed)")
     if lo <= 1.0 <= hi:
         return "sendrecv", "no reduction and busbw = algbw"
-    in_place_na = all(r.in_place is not None and r.in_place.wrong is None
-                      and r.out_of_place is not None and r.out_of_place.checked for r in out.rows)
     if in_place_na:
         return "alltoall", ("no reduction, busbw = algbw x (n-1)/n and '#wrong' N/A in place: "
                             "alltoall")
@@ -206,7 +209,7 @@ def _check_program(out: Output, prog: str, rooted: bool, ratio) -> None:
             f"{prog} never prints: the table contradicts its header")
 
 
-def _ranks(out: Output, program: str) -> tuple[int | None, str]:
+def _ranks(out: Output, program: str, per_node: int | None = None) -> tuple[int | None, str]:
     whole = out.whole_device_count()
     if whole is not None:
         return whole, f"{whole} ranks in the '# Using devices' list"
@@ -221,8 +224,14 @@ def _ranks(out: Output, program: str) -> tuple[int | None, str]:
         if lo <= listed <= hi:
             return listed, (f"busbw/algbw allows {lo} to {hi} ranks and the device list shows "
                             f"rank {listed - 1}: {listed} ranks")
-        mid = round((lo + hi) / 2)
-        return mid, f"busbw/algbw allows {lo} to {hi} ranks: about {mid}"
+        mid = (lo + hi) / 2
+        if per_node:
+            whole = [n for n in range(lo, hi + 1) if n % per_node == 0]
+            if whole:
+                n = min(whole, key=lambda k: abs(k - mid))
+                return n, (f"busbw/algbw allows {lo} to {hi} ranks: {n}, the whole nodes of "
+                           f"{per_node} GPUs nearest the middle")
+        return round(mid), f"busbw/algbw allows {lo} to {hi} ranks: about {round(mid)}"
     header = out.header
     if header.get("nGpus") and out.runs == 1 and out.devices and len({d.pid for d in out.devices}) == 1:
         n = header["nGpus"] * header.get("nThread", 1)
@@ -335,7 +344,7 @@ def _guess(row: MachineRow, ranks: int, hosts: int | None, mnnvl: bool | None,
         return _spec_topology(f"{row.system}:1", ranks), _label(f"{row.system}:1", ranks), None
     if ranks != hosts * per_host:
         return None, None, (f"{ranks} ranks on {hosts} hosts are not whole {row.system} nodes of "
-                            f"{per_host} GPUs: no preset has {ranks / hosts:g} GPUs per node")
+                            f"{per_host} GPUs: no preset has {ranks / hosts:g} GPU{'' if ranks == hosts else 's'} per node")
     return _spec_topology(f"{row.system}:{hosts}", ranks), _label(f"{row.system}:{hosts}", ranks), None
 
 
@@ -390,7 +399,10 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
     program, how = _collective(out, ranks_hint)
     why.append(f"collective: {how}")
     coll = Collective(PROGRAM_COLLECTIVE[program]) if program in PROGRAM_COLLECTIVE else None
-    ranks, how = _ranks(out, program)
+    names = sorted({d.name for d in out.devices if d.name})
+    row = next((r for r in MACHINES if names and r.matches(names[0])), None)
+    per_node = hw.gpu_system(row.system).gpus_per_node if row and row.system in hw.GPU_SYSTEMS else None
+    ranks, how = _ranks(out, program, per_node)
     why.append(how)
     hosts = len({d.host for d in out.devices}) if out.whole_device_count() else None
     if out.info.nnodes:
@@ -398,7 +410,6 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
     procs, per_process, how = _launch(out)
     if how:
         why.append(f"launch: {how}")
-    names = sorted({d.name for d in out.devices if d.name})
     gpu = names[0] if names else None
     version = out.info.version or (nccl_version_of(out.nccl_library) if out.nccl_library else None)
     settings = _settings(out)

@@ -419,7 +419,7 @@ _INFO_PATTERNS = {
     "nics": re.compile(r"\bNET/(?:IB|IBext\w*|GIN\w*)\s*: Using ((?:\[\d+\]\S+\s*)+)"),
     "rings": re.compile(r"\bConnected all rings(?:, use ring PXN (\d) GDR (\d))?"),
     "via": re.compile(r"\bvia ((?:P2P|SHM|NET|COLLNET)/[^\s]+(?: pointer)?)"),
-    "setting": re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?\s*$"),
+    "setting": re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+?)\.?\s*$"),
     "gdr_off": re.compile(r"\bGPU Direct RDMA Disabled\b", re.I),
     "choice": re.compile(r"\b(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)"),
 }

@@ -134,7 +134,8 @@ def text(d: Diagnosis) -> str:
     mt = d.metrics
     lines.append(f"# verdict: {d.verdict}")
     if mt.peak_ratio is not None:
-        lines += _wrap(f"plateau: {mt.peak_busbw / 1e9:.1f} GB/s busbw measured, "
+        lines += _wrap(f"{'plateau' if mt.at_plateau else 'largest sizes (below the plateau)'}: "
+                       f"{mt.peak_busbw / 1e9:.1f} GB/s busbw measured, "
                        f"{mt.peak_expected / 1e9:.1f} GB/s expected, ratio {mt.peak_ratio:.2f} "
                        f"(slow above {mt.slow_threshold:g})", "#   ", "#     ")
     if mt.floor_ratio is not None:
