@@ -104,6 +104,12 @@ class Topology:
     # -- value equality ------------------------------------------------------
 
     @property
+    def max_hops(self) -> int | None:
+        """The most links a route between two ranks crosses, where known without routing
+        (None: not known); timing uses it to price a schedule before building it."""
+        return None
+
+    @property
     def gpu_system(self):
         """The GPU system preset (:class:`collectives_lib.hardware.GpuSystem`) this topology is
         made of, or None (a generic topology, a TPU)."""

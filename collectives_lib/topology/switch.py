@@ -53,6 +53,11 @@ class Switch(Topology):
                 self.reduce_flops, self.name, self.agent_latency_)
 
     @property
+    def max_hops(self) -> int:
+        """Up to the switch and down again."""
+        return 2
+
+    @property
     def gpu_system(self):
         """The GPU system preset of an ``nvswitch_node``, else None."""
         return hw.gpu_system(self.name) if self.name in hw.GPU_SYSTEMS else None
