@@ -42,7 +42,7 @@ from .errors import CollectivesError
 from .estimates import Alternative, IdealEstimate
 from .schedule import Schedule
 from .simulate import simulate_sizes
-from .topology import Topology, Torus, TpuSlice
+from .topology import Topology, Torus, TpuSlice, TpuSystem
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,9 @@ def auto_rule(collective, topology: Topology, axes=None, options=None, *, group:
         return Rule((first,), f"one rank {where}: nothing moves")
     if isinstance(topology, TpuSlice):
         return _torus_rule(coll, topology, group, usable)
+    if isinstance(topology, TpuSystem) and "hierarchical" in usable:
+        return Rule(("hierarchical",), "what XLA runs across slices: the ICI axes inside every slice at once, "
+                                       "and over DCN only what must cross it (each chip's shard)")
     gpus = topology.gpu_system if isinstance(topology, Topology) else None
     menu = [k for k in usable if k in nccl_menu(coll)] if gpus is not None else []
     if menu:
