@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import wire
+from collectives_lib import hlo, wire
 from collectives_lib.hlo import parse_hlo
 
 TPU = cl.tpu_slice("v5e", "2x4")
@@ -91,18 +91,18 @@ def test_fsdp_step(compiled):
 
 def test_groups_map_to_each_machines_axes():
     rows, columns = [(0, 1, 2, 3), (4, 5, 6, 7)], [(0, 4), (1, 5), (2, 6), (3, 7)]
-    assert wire.topology_axes(rows, TPU) == ("y",) and wire.topology_axes(columns, TPU) == ("x",)
-    assert wire.topology_axes(rows, GPU) == ("gpu",) and wire.topology_axes(columns, GPU) == ("node",)
-    assert wire.topology_axes([tuple(range(8))], GPU) == ("node", "gpu")
+    assert hlo.topology_axes(rows, TPU) == ("y",) and hlo.topology_axes(columns, TPU) == ("x",)
+    assert hlo.topology_axes(rows, GPU) == ("gpu",) and hlo.topology_axes(columns, GPU) == ("node",)
+    assert hlo.topology_axes([tuple(range(8))], GPU) == ("node", "gpu")
 
 
 def test_case_times(compiled):
-    t = {k: wire.time_hlo(compiled[k], TPU, mesh=MESH) for k in ("case 2", "case 3", "case 3 RS")}
+    t = {k: hlo.time_hlo(compiled[k], TPU, mesh=MESH) for k in ("case 2", "case 3", "case 3 RS")}
     assert t["case 2"].model == "ideal"
     # an all-reduce is a reduce-scatter then an all-gather: twice the time on the chain of 4
     assert t["case 3"].total / t["case 2"].total == pytest.approx(2, rel=0.01)
     assert t["case 3 RS"].total == pytest.approx(t["case 2"].total, rel=0.01)
-    g = wire.time_hlo(compiled["case 2"], GPU, mesh=MESH)
+    g = hlo.time_hlo(compiled["case 2"], GPU, mesh=MESH)
     assert g.model == "nccl" and g.rows[0].topology_axes == ("gpu",)
     e = cl.estimate("all_gather", GPU, N * N * 4, axes=["gpu"])
     assert g.total == e.time and e.group_size == 4 and e.num_groups == 2

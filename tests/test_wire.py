@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import wire
+from collectives_lib import hlo, wire
 from collectives_lib.errors import CollectivesError
 from collectives_lib.hlo import parse_hlo
 
@@ -102,7 +102,7 @@ def test_compiled_modules_time_on_both_topologies(jax_run, mesh):
     topo = TOPOLOGIES[mesh]
     for op in PROGRAMS:
         run = jax_run[f"{op}@{mesh}"]
-        timing = wire.time_hlo(run["compiled"], topo, mesh=run["mesh"])
+        timing = hlo.time_hlo(run["compiled"], topo, mesh=run["mesh"])
         assert timing.model == ("ideal" if mesh == "x" else "nccl")
         (row,) = timing.rows
         assert row.estimate is not None and row.estimate.time > 0
@@ -119,7 +119,7 @@ def test_compiled_modules_time_on_both_topologies(jax_run, mesh):
 
 def test_the_mesh_maps_onto_the_topologys_axes():
     module = parse_hlo((DATA / "fsdp.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
     axes = [(r.collective.kind, r.mesh_axes, r.topology_axes) for r in timing.rows]
     assert axes == [("all_gather", ("x",), ("x",)), ("all_gather", ("x",), ("x",)),
                     ("all_reduce", ("x", "y"), ("x", "y")), ("all_reduce", ("y",), ("y",)),
@@ -135,31 +135,41 @@ def test_the_mesh_maps_onto_the_topologys_axes():
 
 def test_loops_count_every_trip():
     module = parse_hlo((DATA / "fsdp_scan.cpu_after_optimizations.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"))
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"))
     assert sorted(r.repeats for r in timing.rows) == [1, 3, 3, 3, 3, 3]
     assert timing.total == pytest.approx(sum(r.estimate.time * r.repeats for r in timing.rows))
 
 
-def test_permutes_are_listed_not_timed():
+def test_permutes_are_routed_on_the_topology():
+    # ppermute over x by +1 of s32[4,4] per device (64 B): on a v5e 4x2 slice (no
+    # wraparound) the pair 6 -> 0 goes back over 3 links of 1 us, alone on them
     module = parse_hlo((DATA / "collective_permute.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    topo = cl.tpu_slice("v5e", "4x2")
+    timing = hlo.time_hlo(module, topo, mesh="x=4,y=2")
     (row,) = timing.rows
-    assert row.estimate is None and row.time == 0 and "not timed" in row.note
-    assert row.mesh_axes == ("x",)
+    assert row.mesh_axes == ("x",) and row.estimate.pairs == 8
+    link = float(topo.links.bandwidth.max())
+    assert row.time == pytest.approx(3e-6 + 64 / link, rel=1e-9)
+    assert row.bound == pytest.approx(3e-6, rel=1e-9) and row.bound <= row.time
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda m: wire.time_hlo(m, cl.nvswitch_node("dgx-h100")),
-     "replica groups {{0,2,4,6},{1,3,5,7}} are not the groups of any axes of "
-     "nvswitch_node('dgx-h100') (axes x=8, ranks numbered row-major): pick a topology whose "
-     "axes match the mesh"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x4")),
+    (lambda m: hlo.time_hlo(m, cl.nvswitch_node("dgx-h100")),
+     "all_gather.3: replica groups {{0,2,4,6},{1,3,5,7}} (as ranks) fit no axes of "
+     "nvswitch_node('dgx-h100') (axes x=8): give the program's mesh (mesh=, --mesh) to lay its "
+     "axes on the GPUs"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x4")),
      "module jit__lambda runs on 8 devices but tpu_slice('v5e', '4x4') has 16 ranks: pick a "
      "topology of 8"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh="x=2,y=2"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh="x=2,y=2"),
      "mesh x=2,y=2 has 4 devices but module jit__lambda runs on 8"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh={"x": 2, "y": 4}),
-     "replica groups {{0,2,4,6},{1,3,5,7}} do not span any set of axes of mesh x=2,y=4"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), devices=[0, 0, 1, 2, 3, 4, 5, 6]),
+     "devices must give each of the module's 8 devices a distinct rank 0..7, got "
+     "[0, 0, 1, 2, 3, 4, 5, 6]"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), devices=[0, 2, 1, 3, 4, 6, 5, 7]),
+     "all_gather.3: replica groups {{0,1,4,5},{2,3,6,7}} (as ranks) fit no axes of "
+     "tpu_slice('v5e', '4x2') (axes x=4, y=2): pick a topology whose axes match the mesh, or "
+     "give the device assignment (devices=, --devices)"),
     (lambda m: wire.replay_collective(m[0], [np.zeros((8, 4))] * 7, cl.tpu_slice("v5e", "4x2")),
      "inputs has 7 arrays, one per device is 8"),
     (lambda m: wire.replay_collective(m[0], [np.zeros((4, 8))] * 8, cl.tpu_slice("v5e", "4x2")),
@@ -205,7 +215,7 @@ def test_ddp_moves_two_thirds_of_what_fsdp_moves():
 
 def test_brief_and_summary_fit_80_columns():
     module = parse_hlo((DATA / "fsdp_scan.cpu_after_optimizations.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
     lines = timing.brief().splitlines()
     assert lines[0].split() == ["kind", "axes", "bytes", "algorithm", "time"]
     assert len(lines) == len(module) + 2 and max(map(len, lines)) <= 80

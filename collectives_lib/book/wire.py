@@ -1,32 +1,9 @@
-"""From a program to the wire: time the collectives an HLO module runs, replay them on
-the program's own data, and map PyTorch's calls onto the library's collectives.
+"""From a program to the wire: replay the collectives an HLO module runs on the
+program's own data, and map PyTorch's calls (and what DDP and FSDP issue) onto
+the library's collectives.
 
-:func:`time_hlo` takes what :func:`collectives_lib.hlo.parse_hlo` reads and times
-every collective on a topology with :func:`collectives_lib.estimate`. The
-module's device ids (partition ids: positions in the JAX mesh, row-major) are
-the topology's ranks, so a collective runs over the topology axes whose groups
-are its replica groups: on ``tpu_slice("v5e", "4x2")`` the groups
-``{{0,2,4,6},{1,3,5,7}}`` are axis ``x``. Groups that are no axis of the
-topology are refused with the groups and the topology's axes named.
-
->>> import collectives_lib as cl
->>> from collectives_lib.hlo import parse_hlo
->>> module = parse_hlo('''HloModule m, num_partitions=8
-... %add (a: f32[], b: f32[]) -> f32[] {
-...   %a = f32[] parameter(0)
-...   %b = f32[] parameter(1)
-...   ROOT %s = f32[] add(%a, %b)
-... }
-... ENTRY %main (p: f32[1024]) -> f32[1024] {
-...   %p = f32[1024]{0} parameter(0)
-...   ROOT %ar = f32[1024]{0} all-reduce(%p), channel_id=1, replica_groups=[2,4]<=[4,2]T(1,0), use_global_device_ids=true, to_apply=%add
-... }''')
->>> timing = time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
->>> row = timing.rows[0]
->>> row.mesh_axes, row.topology_axes, row.estimate.group_size, row.estimate.num_groups
-(('x',), ('x',), 4, 2)
->>> timing.total == row.time
-True
+Timing a module is the HLO tool's (:func:`collectives_lib.hlo.time_hlo`, which
+``collectives hlo`` prints); this module is the book's side of the chapter.
 
 :func:`replay_collective` runs the library's schedule of the same collective on
 the same per-device arrays and returns what every device ends with, in the
@@ -34,259 +11,27 @@ layout JAX gives it, so a chapter can compare it with JAX's own result.
 
 :data:`TORCH_CALLS` and :func:`torch_collective` map ``torch.distributed``
 calls (and what DDP and FSDP issue) onto the library's collectives and
-nccl-tests sizes, without importing PyTorch; :func:`ddp_fsdp_traffic` works
-out what DDP and FSDP move for one training step.
+nccl-tests sizes, without importing PyTorch; :func:`ddp_buckets` assigns
+gradients to DDP's buckets as torch's reducer does, and
+:func:`ddp_fsdp_traffic` works out what DDP and FSDP move for one training step.
 
 Introduced in the chapter *From your code to the wire*.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import CollectivesError
-from ..hlo import HloCollective
-from ..hlo import HloModule, format_groups, mesh_axes, mesh_sizes, parse_hlo
-from ..models import MODELS, Estimate, default_model, estimate
+from ..hlo import HloCollective, HloModule, mesh_axes, parse_hlo, topology_axes
+from ..models import estimate
 from ..topology import Topology
-from ..units import format_bytes, format_time
+from ..units import format_bytes
 
-__all__ = ["HloRow", "HloTiming", "time_hlo", "topology_axes", "library_dtype", "summary", "shards",
-           "replay_collective", "TORCH_CALLS", "TorchCall", "torch_collective",
-           "ddp_fsdp_traffic"]
-
-#: XLA element type -> the library's dtype name (what NCCL's model is told).
-_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64",
-           "s8": "int8", "u8": "uint8", "pred": "uint8", "s32": "int32", "u32": "uint32",
-           "s64": "int64", "u64": "uint64", "f8e4m3fn": "float8_e4m3", "f8e4m3": "float8_e4m3",
-           "f8e5m2": "float8_e5m2"}
-_BY_SIZE = {1: "uint8", 2: "float16", 4: "float32", 8: "float64"}
-
-
-def library_dtype(hlo_dtype: str) -> str:
-    """The library's dtype for an XLA element type (``"bf16"`` -> ``"bfloat16"``);
-    types the library does not name go by their size (``c64`` -> ``float64``)."""
-    first = str(hlo_dtype).split("+")[0]
-    if first in _DTYPES:
-        return _DTYPES[first]
-    from ..hlo import ELEMENT_BITS
-    bits = ELEMENT_BITS.get(first)
-    if bits is None:
-        raise CollectivesError(f"unknown XLA element type {hlo_dtype!r}")
-    return _BY_SIZE.get(max(1, bits // 8), "uint8")
-
-
-def topology_axes(groups, topology: Topology) -> tuple[str, ...]:
-    """The axes of ``topology`` whose rank groups are ``groups`` (device ids = ranks).
-
-    ``groups`` is a :class:`collectives_lib.hlo.HloCollective` or a list of groups.
-    ``()`` means groups of one device (nothing moves).
-    """
-    if isinstance(groups, HloCollective):
-        if groups.num_devices != topology.num_ranks:
-            raise CollectivesError(
-                f"the module runs on {groups.num_devices} devices but {topology!r} has "
-                f"{topology.num_ranks} ranks: pick a topology of {groups.num_devices}")
-        groups = groups.replica_groups
-    groups = [tuple(int(v) for v in g) for g in groups]
-    if all(len(g) == 1 for g in groups):
-        return ()
-    want = {frozenset(g) for g in groups}
-    names = list(topology.axis_names)
-    for k in range(1, len(names) + 1):
-        for subset in itertools.combinations(names, k):
-            try:
-                got = topology.axis_groups(list(subset))
-            except CollectivesError:
-                continue
-            if {frozenset(int(v) for v in g) for g in np.asarray(got).tolist()} == want:
-                return tuple(subset)
-    axes = ", ".join(f"{a}={s}" for a, s in zip(names, topology.mesh_shape))
-    raise CollectivesError(
-        f"replica groups {format_groups(groups)} are not the groups of any axes of "
-        f"{topology!r} (axes {axes}, ranks numbered row-major): pick a topology whose axes "
-        f"match the mesh")
-
-
-@dataclass(frozen=True)
-class HloRow:
-    """One collective of a module, timed: ``time`` counts its repeats."""
-
-    collective: HloCollective
-    mesh_axes: tuple[str, ...] | None
-    topology_axes: tuple[str, ...]
-    estimate: Estimate | None         # None: not timed (see ``note``)
-    note: str = ""
-
-    @property
-    def repeats(self) -> int:
-        return 1 if self.collective.repeats is None else self.collective.repeats
-
-    @property
-    def time(self) -> float:
-        """Seconds one run of the program spends in it (0 when not timed)."""
-        return 0.0 if self.estimate is None else self.estimate.time * self.repeats
-
-    @property
-    def bound(self) -> float:
-        return 0.0 if self.estimate is None else self.estimate.bound.time * self.repeats
-
-    def as_dict(self) -> dict:
-        c, e = self.collective, self.estimate
-        groups = ([list(p) for p in c.source_target_pairs] if c.kind == "collective_permute"
-                  else [list(g) for g in c.replica_groups])
-        return {
-            "name": c.name, "kind": c.kind, "line": c.line,
-            "operands": [str(a) for a in c.operands], "results": [str(a) for a in c.results],
-            "dtype": c.dtype, "nbytes": c.nbytes,
-            "replica_groups" if c.kind != "collective_permute" else "source_target_pairs": groups,
-            "mesh_axes": None if self.mesh_axes is None else list(self.mesh_axes),
-            "topology_axes": list(self.topology_axes),
-            "repeats": c.repeats,
-            "algorithm": None if e is None else e.label,
-            "model": None if e is None else e.model,
-            "time_s": None if e is None else e.time,
-            "total_time_s": self.time,
-            "lower_bound_s": None if e is None else e.bound.time,
-            "efficiency": None if e is None else e.efficiency,
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True)
-class HloTiming:
-    """Every collective of a module timed on one topology, and their total."""
-
-    module: HloModule
-    topology: Topology = field(repr=False)
-    model: str
-    mesh: dict | None
-    rows: tuple[HloRow, ...]
-
-    @property
-    def total(self) -> float:
-        """Seconds in collectives per run, run one after another (no overlap)."""
-        return sum(r.time for r in self.rows)
-
-    @property
-    def total_bound(self) -> float:
-        return sum(r.bound for r in self.rows)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(r.collective.nbytes * r.repeats for r in self.rows)
-
-    def table(self) -> list[list[str]]:
-        """The rows as strings, header first (what ``collectives hlo`` prints)."""
-        head = ["name", "kind", "operands", "dtype", "bytes", "groups", "mesh axes",
-                "algorithm", "time", "bound", "times"]
-        out = [head]
-        for r in self.rows:
-            c, e = r.collective, r.estimate
-            groups = (f"{len(c.source_target_pairs)} pairs" if c.kind == "collective_permute"
-                      else f"{c.num_groups}x{c.group_size}")
-            axes = "-" if r.mesh_axes is None else (",".join(r.mesh_axes) or "(one device)")
-            out.append([c.name, c.kind, ", ".join(map(str, c.operands)), c.dtype,
-                        format_bytes(c.nbytes), groups, axes,
-                        "-" if e is None else e.label,
-                        "-" if e is None else format_time(e.time),
-                        "-" if e is None else format_time(e.bound.time),
-                        "?" if c.repeats is None else str(c.repeats)])
-        return out
-
-    def brief(self) -> str:
-        """A narrow table (kind, mesh axes, bytes, algorithm, time) and the total,
-        for pages and terminals of 80 columns."""
-        rows = [["kind", "axes", "bytes", "algorithm", "time"]]
-        for r in self.rows:
-            c, e = r.collective, r.estimate
-            axes = "-" if r.mesh_axes is None else ",".join(r.mesh_axes) or "one"
-            times = "" if r.repeats == 1 else f" x{r.repeats}"
-            rows.append([c.kind, axes, format_bytes(c.nbytes), "-" if e is None else e.label,
-                         "-" if e is None else format_time(e.time) + times])
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines = ["  ".join(v.rjust(w) if i in (2, 4) else v.ljust(w)
-                           for i, (v, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
-        model = "NCCL model" if self.model == "nccl" else "ideal link model"
-        lines.append(f"total {format_time(self.total)} ({model}), lower bound "
-                     f"{format_time(self.total_bound)}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        rows = self.table()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-        model = ("NCCL's model" if self.model == "nccl" else "the ideal link model")
-        head = (f"{self.module.name}: {len(self.rows)} collectives on {self.topology!r}, "
-                f"{model}")
-        total = (f"total {format_time(self.total)} per run (one after another), lower bound "
-                 f"{format_time(self.total_bound)}, {format_bytes(self.total_bytes)} per device")
-        notes = [f"{r.collective.name}: {r.note}" for r in self.rows if r.note]
-        return "\n".join([head] + lines + [total] + notes)
-
-    def as_dict(self) -> dict:
-        return {"module": self.module.name, "num_devices": self.module.num_devices,
-                "topology": repr(self.topology), "model": self.model, "mesh": self.mesh,
-                "collectives": [r.as_dict() for r in self.rows],
-                "total_time_s": self.total, "total_lower_bound_s": self.total_bound,
-                "total_bytes": self.total_bytes}
-
-
-def time_hlo(module, topology: Topology, *, mesh=None, model: str | None = None,
-             algorithm: str = "auto") -> HloTiming:
-    """Time every collective of ``module`` (an :class:`~collectives_lib.hlo.HloModule`
-    or HLO text) on ``topology``, with the ideal link model or NCCL's model
-    (``model=None``: NCCL's on GPU presets, ideal elsewhere).
-
-    ``mesh`` (``"x=4,y=2"``, a dict or a ``jax.sharding.Mesh``) names the axes
-    each collective spans in the program's terms; its size must be the
-    module's. Permutes are listed but not timed (point-to-point, not a
-    collective the library schedules); a loop whose trip count is not in the
-    text counts once, with a note.
-    """
-    if not isinstance(module, HloModule):
-        module = parse_hlo(module)
-    if not isinstance(topology, Topology):
-        raise CollectivesError(f"topology must be a Topology, got {topology!r}")
-    if module.num_devices != topology.num_ranks:
-        raise CollectivesError(
-            f"module {module.name} runs on {module.num_devices} devices but {topology!r} has "
-            f"{topology.num_ranks} ranks: pick a topology of {module.num_devices}")
-    mesh_dict = None
-    if mesh is not None:
-        mesh_dict = mesh_sizes(mesh)
-        size = int(np.prod(list(mesh_dict.values())))
-        if size != module.num_devices:
-            raise CollectivesError(
-                f"mesh {','.join(f'{a}={s}' for a, s in mesh_dict.items())} has {size} "
-                f"devices but module {module.name} runs on {module.num_devices}")
-    rows = []
-    used_model = None
-    for c in module:
-        axes_m = mesh_axes(c, mesh_dict) if mesh_dict is not None else None
-        if c.kind == "collective_permute":
-            rows.append(HloRow(c, axes_m, (), None, "a permute is point-to-point: not timed"))
-            continue
-        axes_t = topology_axes(c, topology)
-        if not axes_t:
-            rows.append(HloRow(c, axes_m, (), None, "groups of one device: nothing moves"))
-            continue
-        e = estimate(c.kind, topology, c.nbytes, algorithm, axes=list(axes_t), model=model,
-                     dtype=library_dtype(c.dtype))
-        used_model = e.model
-        note = ""
-        if c.repeats is None:
-            note = "in a loop whose trip count the text does not give: counted once"
-        rows.append(HloRow(c, axes_m, axes_t, e, note))
-    if used_model is None:
-        if model is not None and str(model).strip().lower() not in MODELS:
-            raise CollectivesError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
-        used_model = default_model(topology) if model is None else str(model).strip().lower()
-    return HloTiming(module, topology, used_model, mesh_dict, tuple(rows))
-
+__all__ = ["summary", "shards", "replay_collective", "TORCH_CALLS", "TorchCall",
+           "torch_collective", "ddp_fsdp_traffic"]
 
 def summary(module, mesh=None) -> str:
     """One line for a module: ``"all_gather over y, 268 MB"`` per collective, or

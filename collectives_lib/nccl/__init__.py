@@ -22,6 +22,8 @@ Introduced in the chapter *GPU collectives within the node*.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import hardware as hw
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
@@ -38,6 +40,7 @@ VERSION = tables.VERSION
 
 
 def _system(topology: Topology) -> hw.GpuSystem | None:
+    topology = getattr(topology, "base", topology)        # a MeshView: its GPU preset
     if isinstance(topology, GpuCluster):
         return topology.system
     if isinstance(topology, Switch) and topology.name in hw.GPU_SYSTEMS:
@@ -66,19 +69,21 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
         raise CollectivesError(
             f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
             f"not one: use model='ideal'")
-    if isinstance(topology, GpuCluster):
-        idx = topology.resolve_axes(axes)
-        nodes = topology.num_nodes if 0 in idx else 1
-        ppn = topology.gpus_per_node if 1 in idx else 1
-        collnet = bool(getattr(topology, "sharp", False)) and idx == [0, 1]
-    else:
-        topology.resolve_axes(axes)
-        nodes, ppn, collnet = 1, topology.num_ranks, False
+    nodes, ppn = _span(topology, axes)
+    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
     graphs = search(s.nccl, nodes=nodes, ppn=ppn)
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     return Comm(nodes, ppn, s.nccl, graphs, s.nvls if nvls is None else bool(nvls), collnet,
                 launched_channels(graphs, nodes=nodes, sm=s.nccl.sm), dtype, algos, protos)
+
+
+def _span(topology: Topology, axes) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the communicator over ``axes``: the nodes its first
+    group's ranks sit on, and its ranks per node (on a switch, one node)."""
+    group = np.asarray(topology.axis_groups(axes))[0]
+    nodes = len(np.unique(group // getattr(topology, "gpus_per_node", topology.num_ranks)))
+    return nodes, len(group) // nodes
 
 
 def _names(values, allowed, what) -> list[str]:
