@@ -25,7 +25,6 @@ matmuls fused into a TPU chain's updates.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from .records import HloCollective
@@ -159,9 +158,9 @@ class _Finder:
                 self.finish(self.new(c, ins, comp, name=c.name, note=what))
 
     def reduce_scatter(self, ins: Instr, ar: Instr, comp: str) -> None:
-        from .parse import operand_shapes
-        from .text import leaves, parse_shape
-        results = leaves(parse_shape(ins.shape))
+        from .parse import operand_shapes, shape_of
+        from .text import leaves
+        results = leaves(shape_of(ins.shape))
         operands = operand_shapes(ar, self.m.by_name)
         dims = [d for d, (a, b) in enumerate(zip(operands[0].dims, results[0].dims)) if a != b]
         dimension = dims[0] if len(dims) == 1 else None
@@ -209,10 +208,8 @@ class _Finder:
             return
         rec["done"] = True
         fields = {k: v for k, v in rec.items() if k not in ("target", "done", "overlaps", "folded")}
-        made = self.ctx.record(rec["target"], **fields)
-        self.out.append(dataclasses.replace(
-            made, folded=tuple(rec["folded"]),
-            overlaps=tuple(dict.fromkeys(rec["overlaps"]))))
+        self.out.append(self.ctx.record(rec["target"], folded=tuple(rec["folded"]),
+                                        overlaps=tuple(dict.fromkeys(rec["overlaps"])), **fields))
 
 
 def collectives(module, ctx) -> tuple[list[HloCollective], list[str]]:

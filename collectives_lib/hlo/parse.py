@@ -33,6 +33,12 @@ _HAS_GLOBAL_IDS = ("all-gather", "reduce-scatter", "all-reduce")
 _COMMENT = re.compile(r"/\*.*?\*/")
 
 
+@functools.lru_cache(maxsize=8192)
+def shape_of(text: str):
+    """:func:`~.text.parse_shape`, each distinct shape text parsed once."""
+    return parse_shape(text)
+
+
 @functools.lru_cache(maxsize=4096)
 def family(opcode: str) -> str | None:
     """The collective an opcode belongs to (``all-gather-start`` -> ``all-gather``), or None."""
@@ -232,6 +238,7 @@ class Context:
 
 def _record(ctx: Context, target: Instr, name, opcode, line, computation, results, operands,
             base, extra) -> HloCollective:
+    # (shapes and groups are parsed through caches: a module repeats the same few)
     named = base is None
     base = base or family(target.opcode)
     if base in UNSUPPORTED:
@@ -243,7 +250,7 @@ def _record(ctx: Context, target: Instr, name, opcode, line, computation, result
     if operands is None:
         operands = operand_shapes(target, ctx.module.by_name)
     if results is None:
-        shape = parse_shape(target.shape)
+        shape = shape_of(target.shape)
         if target.opcode.endswith("-start") and base != "all-reduce":
             # (operands, results, contexts...): the results are the second element
             if not isinstance(shape, tuple) or len(shape) < 2:
@@ -310,7 +317,10 @@ _WHAT = {"replica": "replicas (without a channel_id the groups list replicas)",
                                   "list replicas)"}
 
 
+@functools.lru_cache(maxsize=1024)
 def _groups(value: str, mode: str, P: int, R: int) -> tuple[tuple[int, ...], ...]:
+    """The groups of global device ids ``replica_groups=value`` writes (each distinct
+    text read once: a module repeats the same few)."""
     written = {"replica": R, "partition": P, "global": R * P, "replica_and_partition": R}[mode]
     raw = parse_groups(value, written)
     if raw.size == 0:
@@ -343,9 +353,9 @@ def operand_shapes(ins: Instr, by_name: dict[str, Instr]):
         tokens = op.split()
         ref = tokens[-1].lstrip("%")
         if len(tokens) > 1:
-            shapes.extend(leaves(parse_shape(" ".join(tokens[:-1]))))
+            shapes.extend(leaves(shape_of(" ".join(tokens[:-1]))))
         elif ref in by_name:
-            shapes.extend(leaves(parse_shape(by_name[ref].shape)))
+            shapes.extend(leaves(shape_of(by_name[ref].shape)))
         else:
             raise Bad(f"operand %{clip(ref)} is not defined in the module")
     if not shapes:

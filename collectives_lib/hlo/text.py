@@ -178,7 +178,7 @@ def shape_token(rest: str) -> tuple[str, str]:
 HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
 COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\b.*\{\s*$")
-_CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_computation)="
+_CALLEE = re.compile(r"\b(calls|body|condition|true_computation|false_computation)="
                      r"%?([\w.\-]+)")
 _CALLEES = re.compile(r"\b(branch_computations|called_computations|calls)=\{([^}]*)\}")
 
@@ -223,6 +223,25 @@ class Instr:
         return out
 
 
+#: Attributes XLA prints after the ones a reader needs, long (JSON, quoted paths):
+#: an instruction's attributes are split up to the first of them, never past it.
+_HEAVY = (", metadata={", ", backend_config=", ", frontend_attributes={", ", statistics_viz=")
+
+
+def _split_attrs(text: str, previous: str | None) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for part in split_top(text):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if key == "device_ids" and previous == "replica_groups":
+            # mesh['x'=4,'y'=2], device_ids=(...) {'x'}: one value with a comma
+            attrs["replica_groups"] += ", " + part
+            continue
+        attrs[key] = value.strip() if eq else ""
+        previous = key
+    return attrs
+
+
 def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     rest = rest.strip()
     shape, rest = shape_token(rest)
@@ -232,18 +251,9 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     start = op.end() - 1
     end = match(rest, start)
     operands = split_top(rest[start + 1:end - 1])
-    attrs: dict[str, str] = {}
-    previous = None
-    for part in split_top(rest[end:].lstrip(", ")):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if key == "device_ids" and previous == "replica_groups":
-            # mesh['x'=4,'y'=2], device_ids=(...) {'x'}: one value with a comma
-            attrs["replica_groups"] += ", " + part
-            continue
-        attrs[key] = value.strip() if eq else ""
-        previous = key
-    return shape, operands, attrs
+    text = rest[end:]
+    cut = min((i for i in (text.find(h) for h in _HEAVY) if i >= 0), default=len(text))
+    return shape, operands, _split_attrs(text[:cut].lstrip(", "), None)
 
 
 def ints(text: str) -> list[int]:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import CollectivesError
-from ..models import MODELS, Estimate, default_model, estimate
+from ..models import MODELS, Estimate, default_model, sweep
 from ..topology import Topology
 from ..units import format_bytes, format_time
 from .groups import format_groups
@@ -346,7 +346,7 @@ def time_hlo(module, topology: Topology, *, mesh=None, devices=None, model: str 
     used = default_model(topology) if model is None else str(model).strip().lower()
     ranks = _check_devices(devices, module.num_devices)
     timer = _Timer(topology, mesh_dict, ranks, model, algorithm)
-    rows = tuple(timer.row(c) for c in module)
+    rows = timer.rows(module)
     return HloTiming(module, topology, used, mesh_dict, rows,
                      None if ranks is None else tuple(int(r) for r in ranks))
 
@@ -359,26 +359,53 @@ class _Timer:
         self.model, self.algorithm = model, algorithm
         self.cache: dict = {}
         self.views: dict = {}
+        self.fits: dict = {}
+        self.axes: dict = {}
 
-    def row(self, c: HloCollective) -> HloRow:
-        axes_m = mesh_axes(c, self.mesh) if self.mesh is not None else None
+    def rows(self, module: HloModule) -> tuple[HloRow, ...]:
+        """Every collective's row: the questions first (topology and axes of each), then
+        one sweep per distinct question over all its sizes, then the rows."""
+        plans = [self.plan(c) for c in module]
+        sizes: dict = {}
+        for plan in plans:
+            if plan[0] == "estimate":
+                sizes.setdefault(plan[1], set()).add(plan[2])
+        for (kind, topo, axes, dtype), wanted in sizes.items():
+            wanted = sorted(wanted)
+            got = sweep(kind, topo, wanted, self.algorithm, axes=list(axes), model=self.model,
+                        dtype=library_dtype(dtype))
+            self.cache.update({((kind, topo, axes, dtype), n): e for n, e in zip(wanted, got)})
+        return tuple(self.row(c, plan) for c, plan in zip(module, plans))
+
+    def plan(self, c: HloCollective):
         if c.kind == "collective_permute":
-            pairs = [(self._rank(s), self._rank(t)) for s, t in c.source_target_pairs if s != t]
-            if not pairs:
-                return HloRow(c, axes_m, (), None, "every pair sends to itself: nothing moves")
-            key = ("permute", tuple(pairs), c.nbytes)
-            if key not in self.cache:
-                self.cache[key] = time_permute(self.topology, pairs, c.nbytes, model=self.model)
-            return HloRow(c, axes_m, (), self.cache[key], _loop_note(c))
+            pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs if s != t)
+            return ("permute", pairs, c.nbytes)
         groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
-        topo, axes_t = self._fit(groups, c)
+        if groups not in self.fits:
+            self.fits[groups] = self._fit(groups, c)
+        topo, axes_t = self.fits[groups]
         if not axes_t:
+            return ("nothing",)
+        return ("estimate", (c.kind, topo, axes_t, c.dtype), c.nbytes)
+
+    def row(self, c: HloCollective, plan) -> HloRow:
+        axes_m = None
+        if self.mesh is not None:
+            key = (c.kind == "collective_permute", c.source_target_pairs or c.replica_groups)
+            if key not in self.axes:
+                self.axes[key] = mesh_axes(c, self.mesh)
+            axes_m = self.axes[key]
+        if plan[0] == "nothing":
             return HloRow(c, axes_m, (), None, "groups of one device: nothing moves")
-        key = (c.kind, id(topo), axes_t, c.nbytes, c.dtype)
-        if key not in self.cache:
-            self.cache[key] = estimate(c.kind, topo, c.nbytes, self.algorithm, axes=list(axes_t),
-                                       model=self.model, dtype=library_dtype(c.dtype))
-        return HloRow(c, axes_m, axes_t, self.cache[key], _loop_note(c))
+        if plan[0] == "permute":
+            if not plan[1]:
+                return HloRow(c, axes_m, (), None, "every pair sends to itself: nothing moves")
+            if plan[1:] not in self.cache:
+                self.cache[plan[1:]] = time_permute(self.topology, plan[1], plan[2],
+                                                    model=self.model)
+            return HloRow(c, axes_m, (), self.cache[plan[1:]], _loop_note(c))
+        return HloRow(c, axes_m, plan[1][2], self.cache[plan[1:]], _loop_note(c))
 
     def _rank(self, device: int) -> int:
         return int(device) if self.ranks is None else int(self.ranks[device])
