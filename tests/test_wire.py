@@ -197,20 +197,75 @@ def test_torch_calls_map_to_collectives_and_sizes():
         wire.torch_collective("all_reduce", 4096, 0)
 
 
-def test_ddp_moves_two_thirds_of_what_fsdp_moves():
-    """Ring bus bytes: an all-reduce sends 2(n-1)/n of the buffer, an all-gather or a
-    reduce-scatter (n-1)/n: DDP 2(n-1)/n P per step, FSDP 3(n-1)/n P."""
+def _mlp(dtype="float32"):
+    """nn.Sequential(Linear(512, 512), ReLU, Linear(512, 512), ReLU, Linear(512, 512)):
+    each weight 512 x 512 x 4 B = 1 MiB, each bias 2 KiB, in definition order."""
+    out = []
+    for i in range(3):
+        out += [wire.Parameter(f"{i}.weight", (512, 512), dtype, f"{i}"),
+                wire.Parameter(f"{i}.bias", (512,), dtype, f"{i}")]
+    return out
+
+
+def test_ddp_buckets_as_torchs_reducer_makes_them():
+    # reverse order: bias 2 (2 KiB) + weight 2 (1 MiB) reach the 1 MiB first cap: closed;
+    # the other four (2.1 MB) never reach 25 MiB: one last bucket
+    got = [(b.indices, b.nbytes) for b in wire.ddp_buckets(_mlp())]
+    assert got == [((5, 4), 2**20 + 2048), ((3, 2, 1, 0), 2 * (2**20 + 2048))]
+    # with a 1 MiB cap every (bias, weight) pair reaches it
+    got = [b.indices for b in wire.ddp_buckets(_mlp(), bucket_cap_mb=1)]
+    assert got == [(5, 4), (3, 2), (1, 0)]
+    # dtypes never share a bucket; each has its own first (1 MiB) bucket
+    mixed = _mlp()[:4] + [wire.Parameter("h", (1024, 1024), "bfloat16"),
+                          wire.Parameter("g", (8,), "bfloat16")]
+    got = [(b.indices, b.dtype) for b in wire.ddp_buckets(mixed)]
+    assert got == [((5, 4), "bfloat16"), ((3, 2), "float32"), ((1, 0), "float32")]
+
+
+def test_ddp_buckets_of_an_8b_llama():
+    """Counted by hand: lm_head (128256 x 4096 bf16, 1.05 GB) alone reaches the 1 MiB first
+    cap; then each layer, from the last, fills five buckets that reach 25 MiB: [its two norms
+    and down_proj (117 MB; the last layer's also takes the final norm)], [up_proj], [gate_proj],
+    [o_proj (33.5 MB)], [v_proj, k_proj (8.4 MB each), q_proj]; the embedding closes the
+    last: 1 + 5 x 32 + 1 = 162 all-reduces."""
+    ps = wire.llama_parameters()
+    assert sum(p.nbytes for p in ps) == 2 * 8_030_261_248
+    buckets = wire.ddp_buckets(ps)
+    assert len(buckets) == 162
+    sizes = [b.nbytes for b in buckets]
+    assert sizes[0] == sizes[-1] == 128256 * 4096 * 2
+    layer = [2 * 4096 * 2 + 4096 * 14336 * 2, 14336 * 4096 * 2, 14336 * 4096 * 2,
+             4096 * 4096 * 2, 2 * 1024 * 4096 * 2 + 4096 * 4096 * 2]
+    assert sizes[1] == layer[0] + 4096 * 2 and sizes[2:6] == layer[1:]
+    assert sizes[6:161] == layer * 31
+    assert sum(sizes) == sum(p.nbytes for p in ps)
+
+
+def test_fsdp_collectives_per_unit():
+    # the MLP wrapped per Linear (3 units, no root parameters): 3 gathers in forward,
+    # 3 in backward (resharded after forward), 3 reduce-scatters, padded to 8 ranks
+    got = wire.fsdp_collectives(_mlp(), 8)
+    unit = -(-(2**20 + 2048) // 8) * 8
+    assert [(u, ph, c) for u, ph, c, _ in got] == (
+        [(u, "forward", "all_gather") for u in "012"] + [(u, "backward", "all_gather") for u in "210"]
+        + [(u, "backward", "reduce_scatter") for u in "210"])
+    assert {size for *_, size in got} == {unit}
+    # a Llama: 32 layers gathered twice and reduce-scattered, the root gathered once
+    step = wire.fsdp_collectives(wire.llama_parameters(), 32)
+    assert len(step) == 32 * 3 + 2
+
+
+def test_ddp_fsdp_traffic_counts_and_times():
     topo = cl.GpuCluster("dgx-h100", 2)
-    n, params = 16, 3 * 2**30
-    out = wire.ddp_fsdp_traffic(params, topo, units=24)
-    assert out["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * params)
-    assert out["fsdp_bytes"] == pytest.approx(3 * (n - 1) / n * params)
-    assert [(r[0], r[2], r[3]) for r in out["ddp"]] == [("bucket", 25 * 2**20, 122),
-                                                        ("last bucket", 2**30 * 3 - 122 * 25 * 2**20, 1)]
-    assert [r[3] for r in out["fsdp"]] == [24, 24, 24]
+    ps = wire.llama_parameters(layers=4)
+    out = wire.ddp_fsdp_traffic(ps, topo)
+    n, total = 16, sum(p.nbytes for p in ps)
+    assert out["ddp_count"] == 2 + 5 * 4 and out["fsdp_count"] == 4 * 3 + 2
+    assert out["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * total)
     assert out["ddp_time"] == pytest.approx(sum(r[4].time * r[3] for r in out["ddp"]))
-    with pytest.raises(CollectivesError, match="units must be a whole number >= 1"):
-        wire.ddp_fsdp_traffic(params, topo, units=0)
+    assert out["fsdp_time"] == pytest.approx(sum(r[4].time * r[3] for r in out["fsdp"]))
+    with pytest.raises(CollectivesError, match="ddp_buckets takes a non-empty list"):
+        wire.ddp_fsdp_traffic([], topo)
 
 
 def test_brief_and_summary_fit_80_columns():

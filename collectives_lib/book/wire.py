@@ -31,7 +31,8 @@ from ..topology import Topology
 from ..units import format_bytes
 
 __all__ = ["summary", "shards", "replay_collective", "TORCH_CALLS", "TorchCall",
-           "torch_collective", "ddp_fsdp_traffic"]
+           "torch_collective", "Parameter", "llama_parameters", "Bucket", "ddp_buckets",
+           "fsdp_collectives", "DEFAULT_FIRST_BUCKET_BYTES", "ddp_fsdp_traffic"]
 
 def summary(module, mesh=None) -> str:
     """One line for a module: ``"all_gather over y, 268 MB"`` per collective, or
@@ -220,8 +221,8 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
     TorchCall("all_to_all_single", "all_to_all", "input", "one rank's buffer, split in world parts"),
     TorchCall("broadcast", "broadcast", "tensor", "from src to every rank"),
     TorchCall("DDP bucket", "all_reduce", "tensor",
-              "DDP all-reduces gradients in buckets of bucket_cap_mb (25 MiB by default) as "
-              "backward produces them"),
+              "DDP all-reduces whole gradients in buckets, in reverse parameter order: the "
+              "first closes at 1 MiB, the others once they reach bucket_cap_mb (25 MiB)"),
     TorchCall("FSDP all-gather", "all_gather", "output",
               "FSDP gathers a unit's flat parameters before its forward, and again before its "
               "backward when it resharded after forward (FULL_SHARD)"),
@@ -257,40 +258,169 @@ def torch_collective(call: str, nbytes: int, world_size: int) -> tuple[str, int]
     return c.collective, int(nbytes) * (int(world_size) if shard else 1)
 
 
-def ddp_fsdp_traffic(param_bytes: int, topology: Topology, *, units: int = 1,
-                     bucket_bytes: int = 25 * 2**20, model: str | None = None) -> dict:
-    """What DDP and FSDP (FULL_SHARD) run in one training step over every rank
-    of ``topology``, for ``param_bytes`` of parameters (and as many of gradients).
+#: DDP's cap on the first bucket of gradients (``dist._DEFAULT_FIRST_BUCKET_BYTES``): 1 MiB.
+DEFAULT_FIRST_BUCKET_BYTES = 2**20
+_ELEMENT_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8, "float8": 1,
+                  "int8": 1, "uint8": 1, "int32": 4, "int64": 8}
 
-    DDP: one all-reduce per bucket. FSDP with ``units`` wrapped units: per unit,
-    an all-gather before forward, another before backward, a reduce-scatter
-    after. Returns ``{"ddp": [...], "fsdp": [...]}``, each a list of
-    ``(what, collective, nbytes, count, estimate)``, with totals
-    ``"ddp_time"``, ``"fsdp_time"`` and ``"ddp_bytes"``, ``"fsdp_bytes"``:
-    the bytes each rank sends at least (nccl-tests' bus bytes, size x the
-    collective's bus factor).
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter tensor of a model, as DDP and FSDP see it: its name, shape,
+    dtype, device and the FSDP unit (wrapped module) it belongs to (``"root"``: the
+    outermost module's own parameters)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "bfloat16"
+    unit: str = "root"
+    device: str = "cuda"
+
+    @property
+    def nbytes(self) -> int:
+        if self.dtype not in _ELEMENT_BYTES:
+            raise CollectivesError(f"parameter {self.name}: dtype {self.dtype!r} is not one of "
+                                   f"{', '.join(_ELEMENT_BYTES)}")
+        return int(np.prod(self.shape, dtype=np.int64)) * _ELEMENT_BYTES[self.dtype]
+
+
+def llama_parameters(*, layers: int = 32, hidden: int = 4096, intermediate: int = 14336,
+                     heads: int = 32, kv_heads: int = 8, vocab: int = 128256,
+                     dtype: str = "bfloat16") -> list[Parameter]:
+    """A Llama-shaped model's parameters in definition order (Hugging Face's
+    ``LlamaForCausalLM``: ``embed_tokens``; per layer ``q, k, v, o`` projections,
+    ``gate, up, down``, two RMSNorm weights; the final norm; ``lm_head``, untied).
+    The defaults are Llama 3 8B's: 8.03 billion parameters. Each layer is its own
+    FSDP unit; the embedding, final norm and head belong to the root."""
+    kv = hidden // heads * kv_heads
+    out = [Parameter("model.embed_tokens.weight", (vocab, hidden), dtype)]
+    for i in range(layers):
+        unit = f"model.layers.{i}"
+        shapes = [("self_attn.q_proj", (hidden, hidden)), ("self_attn.k_proj", (kv, hidden)),
+                  ("self_attn.v_proj", (kv, hidden)), ("self_attn.o_proj", (hidden, hidden)),
+                  ("mlp.gate_proj", (intermediate, hidden)), ("mlp.up_proj", (intermediate, hidden)),
+                  ("mlp.down_proj", (hidden, intermediate)), ("input_layernorm", (hidden,)),
+                  ("post_attention_layernorm", (hidden,))]
+        out.extend(Parameter(f"{unit}.{n}.weight", shape, dtype, unit) for n, shape in shapes)
+    out.append(Parameter("model.norm.weight", (hidden,), dtype))
+    out.append(Parameter("lm_head.weight", (vocab, hidden), dtype))
+    return out
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One DDP gradient bucket: the parameters it holds (indices in definition
+    order, in the order their gradients fill it) and its bytes (the all-reduce's size)."""
+
+    indices: tuple[int, ...]
+    nbytes: int
+    dtype: str
+
+
+def ddp_buckets(parameters, *, bucket_cap_mb: float = 25,
+                first_bucket_bytes: int = DEFAULT_FIRST_BUCKET_BYTES) -> list[Bucket]:
+    """DDP's gradient buckets, in the order they are all-reduced, as torch's reducer
+    makes them from the second iteration on.
+
+    After the first backward pass the reducer rebuilds its buckets in the order the
+    gradients became ready (``Reducer::rebuild_buckets``), which for a model whose
+    layers run in definition order is the reverse of it; it assigns them with
+    ``compute_bucket_assignment_by_size`` (``torch/csrc/distributed/c10d/reducer.cpp``,
+    pytorch/pytorch at 00413201d3d38d5b5bb039180220d5a0d6c74052) over the limits
+    ``[first_bucket_bytes, bucket_cap_mb * 2**20]`` (``torch/nn/parallel/distributed.py``
+    at 25562d3d418774598bd22d0fae875897a96a917b: ``_DEFAULT_FIRST_BUCKET_BYTES`` is
+    1 MiB, ``bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)``):
+
+    * tensors are never split: a bucket takes whole gradients;
+    * a bucket of one dtype and device fills until its bytes *reach* its limit
+      (``size >= limit``) and then closes, so it may exceed the cap by up to one
+      tensor (a 1 GB ``lm_head`` is one bucket alone);
+    * the first bucket of each dtype and device closes at 1 MiB, the others at the cap;
+    * what is left open at the end becomes one last bucket per dtype and device.
+
+    >>> ps = [Parameter("a", (256, 1024)), Parameter("b", (4096, 1024)), Parameter("c", (1024,))]
+    >>> [(b.indices, b.nbytes) for b in ddp_buckets(ps, bucket_cap_mb=4)]
+    [((2, 1), 8390656), ((0,), 524288)]
+    """
+    params = list(parameters)
+    if not params or not all(isinstance(p, Parameter) for p in params):
+        raise CollectivesError("ddp_buckets takes a non-empty list of Parameter values")
+    cap = int(float(bucket_cap_mb) * 1024 * 1024)
+    if cap < 1 or first_bucket_bytes < 1:
+        raise CollectivesError(f"bucket_cap_mb must give at least 1 byte, got {bucket_cap_mb!r}")
+    limits = (int(first_bucket_bytes), cap)
+    open_: dict[tuple, list] = {}          # (dtype, device) -> [indices, bytes, closed so far]
+    out: list[Bucket] = []
+    for i in reversed(range(len(params))):
+        p = params[i]
+        key = (p.dtype, p.device)
+        acc = open_.setdefault(key, [[], 0, 0])
+        acc[0].append(i)
+        acc[1] += p.nbytes
+        if acc[1] >= limits[min(acc[2], 1)]:
+            out.append(Bucket(tuple(acc[0]), acc[1], p.dtype))
+            open_[key] = [[], 0, acc[2] + 1]
+    out.extend(Bucket(tuple(a[0]), a[1], dt) for (dt, _), a in open_.items() if a[0])
+    return out
+
+
+def fsdp_collectives(parameters, world_size: int) -> list[tuple[str, str, str, int]]:
+    """What FSDP2 (``fully_shard`` on each unit and the root, ``reshard_after_forward``
+    by default) runs in one step: ``(unit, phase, collective, nccl-tests size)`` in
+    order. Each unit's parameters form one flat buffer, padded to a multiple of the
+    world size: it is all-gathered before the unit's forward and, being resharded
+    after it, again before its backward (the root's is kept from forward to
+    backward), and its gradient is reduce-scattered after its backward. FSDP
+    prefetches the next unit's all-gather while the current one computes, which
+    overlaps them with compute but changes no bytes."""
+    if isinstance(world_size, bool) or not isinstance(world_size, (int, np.integer)) \
+            or world_size < 1:
+        raise CollectivesError(f"world_size must be a whole number >= 1, got {world_size!r}")
+    units: dict[str, int] = {}
+    for p in parameters:
+        units[p.unit] = units.get(p.unit, 0) + p.nbytes
+    pad = {u: -(-b // world_size) * world_size for u, b in units.items()}
+    order = [u for u in units if u != "root"]
+    head = ["root"] if "root" in units else []
+    out = [(u, "forward", "all_gather", pad[u]) for u in head + order]
+    out += [(u, "backward", "all_gather", pad[u]) for u in reversed(order)]
+    out += [(u, "backward", "reduce_scatter", pad[u]) for u in reversed(order)] + \
+           [(u, "backward", "reduce_scatter", pad[u]) for u in head]
+    return out
+
+
+def ddp_fsdp_traffic(parameters, topology: Topology, *, bucket_cap_mb: float = 25,
+                     model: str | None = None) -> dict:
+    """What DDP (:func:`ddp_buckets`) and FSDP2 (:func:`fsdp_collectives`) run in one
+    training step over every rank of ``topology``, for a model's ``parameters``
+    (a list of :class:`Parameter`, such as :func:`llama_parameters`).
+
+    Returns ``{"ddp": [...], "fsdp": [...]}``, each a list of
+    ``(what, collective, nbytes, count, estimate)`` (collectives of one size
+    counted together), with totals ``"ddp_time"``, ``"fsdp_time"`` (one after
+    another, no overlap) and ``"ddp_bytes"``, ``"fsdp_bytes"``: the bytes each
+    rank sends at least (nccl-tests' bus bytes, size x the collective's bus factor).
     """
     from ..collective import Collective as Coll
-    from ..units import check_nbytes
-    param_bytes = check_nbytes(param_bytes, what="param_bytes")
-    bucket_bytes = check_nbytes(bucket_bytes, what="bucket_bytes")
-    if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units < 1:
-        raise CollectivesError(f"units must be a whole number >= 1, got {units!r}")
+    params = list(parameters)
     n = topology.num_ranks
-    full, rest = divmod(param_bytes, bucket_bytes)
-    ddp_plan = [("bucket", "all_reduce", bucket_bytes, full)] if full else []
-    if rest:
-        ddp_plan.append(("last bucket", "all_reduce", rest, 1))
-    unit = -(-param_bytes // units)
-    fsdp_plan = [("forward all-gather", "all_gather", unit, units),
-                 ("backward all-gather", "all_gather", unit, units),
-                 ("gradient reduce-scatter", "reduce_scatter", unit, units)]
+    plans = {"ddp": [("bucket", "all_reduce", b.nbytes) for b in ddp_buckets(params, bucket_cap_mb=bucket_cap_mb)],
+             "fsdp": [(f"{phase} {coll.replace('_', '-')}", coll, size)
+                      for _, phase, coll, size in fsdp_collectives(params, n)]}
     out: dict = {}
-    for name, plan in (("ddp", ddp_plan), ("fsdp", fsdp_plan)):
-        rows = [(what, coll, size, count, estimate(coll, topology, size, model=model))
-                for what, coll, size, count in plan]
+    cache: dict = {}
+    for name, plan in plans.items():
+        counted: dict = {}
+        for what, coll, size in plan:
+            counted[(what, coll, size)] = counted.get((what, coll, size), 0) + 1
+        rows = []
+        for (what, coll, size), count in counted.items():
+            if (coll, size) not in cache:
+                cache[coll, size] = estimate(coll, topology, size, model=model)
+            rows.append((what, coll, size, count, cache[coll, size]))
         out[name] = rows
         out[f"{name}_time"] = sum(e.time * count for *_, count, e in rows)
         out[f"{name}_bytes"] = sum(size * Coll(coll).busbw_factor(n) * count
                                    for _, coll, size, count, _ in rows)
+        out[f"{name}_count"] = len(plan)
     return out

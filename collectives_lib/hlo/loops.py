@@ -137,8 +137,9 @@ def repeats(comps: dict[str, list[Instr]], entry: str, by_name) -> dict[str, int
     for comp, body in comps.items():
         for ins in body:
             rest = ins.rest
-            if ("calls=" not in rest and "body=" not in rest and "_computation" not in rest
-                    and "condition=" not in rest):
+            if ins.opcode not in ("call", "map") and ("calls=" not in rest and "body=" not in rest
+                                                       and "_computation" not in rest
+                                                       and "condition=" not in rest):
                 continue                  # (a reduction's to_apply runs no collective)
             trip = trip_count(ins, comps, by_name) if ins.opcode == "while" else None
             for key, callee in ins.callees():

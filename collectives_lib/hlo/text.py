@@ -178,7 +178,7 @@ def shape_token(rest: str) -> tuple[str, str]:
 HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
 COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\b.*\{\s*$")
-_CALLEE = re.compile(r"\b(calls|body|condition|true_computation|false_computation)="
+_CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_computation)="
                      r"%?([\w.\-]+)")
 _CALLEES = re.compile(r"\b(branch_computations|called_computations|calls)=\{([^}]*)\}")
 
