@@ -20,7 +20,7 @@ from . import fold
 from .groups import MAX_DEVICES, expand_groups, expand_pairs, groups as parse_groups, pairs as parse_pairs
 from .loops import repeats as count_repeats
 from .records import KINDS, HloCollective, HloModule
-from .text import COMPUTATION, HEAD, OPCODE, Bad, Instr, clip, leaves, parse_shape
+from .text import COMPUTATION, HEAD, LINE, Bad, Instr, clip, leaves, parse_shape
 
 # Ops that are collectives but that this reader cannot size from the text.
 UNSUPPORTED = {
@@ -48,19 +48,53 @@ def family(opcode: str) -> str | None:
     return None
 
 
+#: Opcodes the reader walks (with collectives, async ops and every computation's root);
+#: the others are kept as text and made instructions only when an operand is looked up.
+WALKED = frozenset({"fusion", "while", "call", "conditional", "get-tuple-element", "tuple",
+                    "parameter", "convolution", "dot", "custom-call"})
+_COLLECTIVE_PREFIXES = ("all-", "reduce-scatter", "collective-", "ragged-", "async-")
+
+
+class Names(dict):
+    """Every instruction by name: those walked are :class:`Instr` already, the rest
+    ``(opcode, line, computation, rest)`` until first looked up."""
+
+    def __init__(self, walked: dict, other: dict):
+        super().__init__(walked)
+        self._other = other
+
+    def _make(self, name):
+        opcode, line, comp, rest = self._other.pop(name)
+        ins = Instr(name, opcode, line, comp, False, rest)
+        dict.__setitem__(self, name, ins)
+        return ins
+
+    def get(self, name, default=None):
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        return self._make(name) if name in self._other else default
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or name in self._other
+
+    def __getitem__(self, name):
+        ins = self.get(name)
+        if ins is None:
+            raise KeyError(name)
+        return ins
+
+
 @dataclass
 class Module:
-    """A module after the cheap pass."""
+    """A module after the cheap pass: the computations list the instructions the
+    reader walks (:data:`WALKED`, collectives, roots), in order."""
 
     name: str
     header: str
     comps: dict[str, list[Instr]]
     entry: str
     instrs: list[Instr]
-
-    @functools.cached_property
-    def by_name(self) -> dict[str, Instr]:
-        return {ins.name: ins for ins in self.instrs}
+    by_name: Names
 
     @functools.cached_property
     def roots(self) -> dict[str, Instr | None]:
@@ -69,7 +103,7 @@ class Module:
 
 
 def _header(lines: list[str]) -> int:
-    headers = [i for i, ln in enumerate(lines) if ln.lstrip().startswith("HloModule ")]
+    headers = [i for i, ln in enumerate(lines) if "HloModule " in ln and ln.lstrip().startswith("HloModule ")]
     if not headers:
         start = " ".join(" ".join(lines[:20]).split())
         raise CollectivesError(
@@ -89,6 +123,8 @@ def read_module(text: str) -> Module:
     header = lines[first].strip()
     comps: dict[str, list[Instr]] = {}
     instrs: list[Instr] = []
+    walked: dict[str, Instr] = {}
+    other: dict[str, tuple] = {}
     entry = current = None
     for i in range(first + 1, len(lines)):
         raw = lines[i]
@@ -108,26 +144,29 @@ def read_module(text: str) -> Module:
         if s == "}":
             current = None
             continue
-        ins = _instr(s, i + 1, current)
-        if ins is not None:
+        m = LINE.match(s)
+        if not m:
+            _not_an_instruction(s, i + 1)
+            continue
+        opcode = m.group(4)
+        if m.group(1) or opcode in WALKED or opcode.startswith(_COLLECTIVE_PREFIXES):
+            ins = Instr(m.group(2), opcode, i + 1, current, bool(m.group(1)), m.group(3))
             comps[current].append(ins)
             instrs.append(ins)
+            walked[ins.name] = ins
+        else:
+            other[m.group(2)] = (opcode, i + 1, current, m.group(3))
     name = header.split()[1].rstrip(",") if len(header.split()) > 1 else "?"
     if entry is None:
         raise CollectivesError(f"HLO module {name} has no ENTRY computation")
-    return Module(name, header, comps, entry, instrs)
+    return Module(name, header, comps, entry, instrs, Names(walked, other))
 
 
-def _instr(s: str, line: int, computation: str) -> Instr | None:
-    m = HEAD.match(s)
-    op = OPCODE.search(s, m.end() - 1) if m else None
-    if not m or not op:
-        opcode = re.search(r"\s([a-z][a-z0-9\-]*)\(", s)
-        if opcode and family(opcode.group(1)) is not None:
-            raise CollectivesError(f"line {line}: malformed {opcode.group(1)}: not an instruction "
-                                   f"({clip(s)!r})")
-        return None
-    return Instr(m.group(2), op.group(1), line, computation, bool(m.group(1)), s[m.end():])
+def _not_an_instruction(s: str, line: int) -> None:
+    opcode = re.search(r"\s([a-z][a-z0-9\-]*)\(", s)
+    if opcode and family(opcode.group(1)) is not None:
+        raise CollectivesError(f"line {line}: malformed {opcode.group(1)}: not an instruction "
+                               f"({clip(s)!r})")
 
 
 # ---------------------------------------------------------------------------

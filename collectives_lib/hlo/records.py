@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -67,7 +68,7 @@ class HloCollective:
     def is_async(self) -> bool:
         return self.opcode.endswith("-start") or bool(self.folded and self.kind != "reduce_scatter")
 
-    @property
+    @functools.cached_property
     def dtype(self) -> str:
         """The operands' element type (``"f32+bf16"`` when a tuple mixes types)."""
         types = list(dict.fromkeys(a.dtype for a in self.operands))
@@ -78,17 +79,17 @@ class HloCollective:
         """Bytes per element (the smallest, when a tuple mixes types)."""
         return min(a.element_size for a in self.operands)
 
-    @property
+    @functools.cached_property
     def operand_bytes(self) -> int:
         """Bytes of all operands on one device."""
         return sum(a.nbytes for a in self.operands)
 
-    @property
+    @functools.cached_property
     def result_bytes(self) -> int:
         """Bytes of all results on one device."""
         return sum(a.nbytes for a in self.results)
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         """The size nccl-tests would report for this collective, per device.
 

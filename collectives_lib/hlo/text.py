@@ -170,12 +170,18 @@ def shape_token(rest: str) -> tuple[str, str]:
         raise Bad(f"shape {clip(rest)!r} is not understood")
     end = m.end()
     if end < len(rest) and rest[end] == "{":
-        end = match(rest, end)
+        close = rest.find("}", end)
+        if close > 0 and "{" not in rest[end + 1:close]:
+            end = close + 1                      # a plain layout: {1,0:T(8,128)}
+        else:
+            end = match(rest, end)
     return rest[:end], rest[end:]
 
 
 # an instruction line: name = shape opcode(operands), attributes
 HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
+# the same, with the opcode: the first lowercase word followed by "(" after a space
+LINE = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*(\S.*?\s([a-z][a-z0-9\-]*)\(.*)$")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
 COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\b.*\{\s*$")
 _CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_computation)="
@@ -183,7 +189,7 @@ _CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_c
 _CALLEES = re.compile(r"\b(branch_computations|called_computations|calls)=\{([^}]*)\}")
 
 
-@dataclass
+@dataclass(slots=True)
 class Instr:
     """One instruction: what a cheap pass finds, the rest parsed on first use."""
 
@@ -228,7 +234,26 @@ class Instr:
 _HEAVY = (", metadata={", ", backend_config=", ", frontend_attributes={", ", statistics_viz=")
 
 
+# One attribute in the forms XLA prints (a fast path: anything else is split by brackets)
+_ATTR = re.compile(r"""\s*([A-Za-z_][\w.]*)=(
+      \{[^{}"']*(?:\{[^{}"']*\}[^{}"']*)*\}                 # {..} with one level inside
+    | \[[\d,]*\](?:<=\[[\d,]*\](?:T\([\d,]*\))?)?         # [2,4]<=[8]T(1,0)
+    | "[^"\\]*"                                          # a plain quoted string
+    | [^,{}\[\]()"'=\s]+                                # a word, a number, %name
+    )\s*(?:,|$)""", re.VERBOSE)
+
+
 def _split_attrs(text: str, previous: str | None) -> dict[str, str]:
+    fast: dict[str, str] = {}
+    pos = 0
+    for m in _ATTR.finditer(text):
+        if m.start() != pos:
+            break
+        fast[m.group(1)] = m.group(2).strip()
+        pos = m.end()
+    else:
+        if pos == len(text):
+            return fast
     attrs: dict[str, str] = {}
     for part in split_top(text):
         key, eq, value = part.partition("=")
@@ -249,8 +274,14 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     if not op:
         raise Bad(f"no opcode after the shape in {clip(rest)!r}")
     start = op.end() - 1
-    end = match(rest, start)
-    operands = split_top(rest[start + 1:end - 1])
+    close = rest.find(")", start)
+    inner = rest[start + 1:close]
+    if close > 0 and not any(ch in inner for ch in "([{\"'"):
+        end = close + 1                          # plain operands: %a, %b
+        operands = [o.strip() for o in inner.split(",") if o.strip()]
+    else:
+        end = match(rest, start)
+        operands = split_top(rest[start + 1:end - 1])
     text = rest[end:]
     cut = min((i for i in (text.find(h) for h in _HEAVY) if i >= 0), default=len(text))
     return shape, operands, _split_attrs(text[:cut].lstrip(", "), None)

@@ -361,6 +361,7 @@ class _Timer:
         self.views: dict = {}
         self.fits: dict = {}
         self.axes: dict = {}
+        self.topos: dict = {}
 
     def rows(self, module: HloModule) -> tuple[HloRow, ...]:
         """Every collective's row: the questions first (topology and axes of each), then
@@ -370,11 +371,11 @@ class _Timer:
         for plan in plans:
             if plan[0] == "estimate":
                 sizes.setdefault(plan[1], set()).add(plan[2])
-        for (kind, topo, axes, dtype), wanted in sizes.items():
+        for (kind, topo_id, axes, dtype), wanted in sizes.items():
             wanted = sorted(wanted)
-            got = sweep(kind, topo, wanted, self.algorithm, axes=list(axes), model=self.model,
+            got = sweep(kind, self.topos[topo_id], wanted, self.algorithm, axes=list(axes), model=self.model,
                         dtype=library_dtype(dtype))
-            self.cache.update({((kind, topo, axes, dtype), n): e for n, e in zip(wanted, got)})
+            self.cache.update({((kind, topo_id, axes, dtype), n): e for n, e in zip(wanted, got)})
         return tuple(self.row(c, plan) for c, plan in zip(module, plans))
 
     def plan(self, c: HloCollective):
@@ -387,7 +388,8 @@ class _Timer:
         topo, axes_t = self.fits[groups]
         if not axes_t:
             return ("nothing",)
-        return ("estimate", (c.kind, topo, axes_t, c.dtype), c.nbytes)
+        self.topos[id(topo)] = topo
+        return ("estimate", (c.kind, id(topo), axes_t, c.dtype), c.nbytes)
 
     def row(self, c: HloCollective, plan) -> HloRow:
         axes_m = None
