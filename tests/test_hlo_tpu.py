@@ -155,3 +155,12 @@ def test_every_module_times_on_its_slice(name):
     assert timing.total_bound <= timing.total * (1 + 1e-9)
     assert timing.total_bytes == module.bytes_per_step
     assert np.isfinite(timing.total) and timing.total > 0
+
+
+def test_the_packaged_examples_are_the_test_modules():
+    for name in ("fsdp_layer", "collective_matmul"):
+        text, meta = hlo.tpu_example(name)
+        assert text == (DATA / f"{name}.txt").read_text()
+        assert meta == json.loads((DATA / f"{name}.meta.json").read_text())
+    with pytest.raises(cl.CollectivesError, match="no TPU example 'x'; the package has"):
+        hlo.tpu_example("x")

@@ -66,7 +66,7 @@ Introduced in the chapter *From your code to the wire*.
 
 from __future__ import annotations
 
-from .files import MAX_BYTES, read_hlo
+from .files import MAX_BYTES, read_hlo, tpu_example
 from .groups import MAX_DEVICES, format_groups
 from .mesh import mesh_axes, mesh_sizes, parse_mesh
 from .parse import parse_hlo
@@ -77,5 +77,5 @@ from .timing import (HloRow, HloTiming, PermuteTiming, chip_ranks, library_dtype
 
 __all__ = ["Array", "HloCollective", "HloModule", "ELEMENT_BITS", "KINDS", "parse_hlo",
            "parse_mesh", "mesh_axes", "mesh_sizes", "format_groups", "read_hlo", "MAX_BYTES",
-           "MAX_DEVICES", "time_hlo", "time_permute", "HloRow", "HloTiming", "PermuteTiming",
+           "MAX_DEVICES", "tpu_example", "time_hlo", "time_permute", "HloRow", "HloTiming", "PermuteTiming",
            "topology_axes", "library_dtype", "chip_ranks"]

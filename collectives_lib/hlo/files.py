@@ -58,3 +58,19 @@ def _read(stream, what: str, limit: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CollectivesError(f"{what} is not text (not UTF-8): not an HLO dump") from None
+
+
+def tpu_example(name: str) -> tuple[str, dict]:
+    """``(text, meta)`` of a module compiled by the TPU compiler that the package ships
+    (``"fsdp_layer"``: the chapter's FSDP layer on a v5e 2x4 slice; ``"collective_matmul"``:
+    an all-gather matmul by ``ppermute`` on a v5e 4x4 slice). ``meta`` holds the
+    topology, the mesh, each mesh position's chip coordinates and the versions of
+    jax, jaxlib and libtpu that compiled it (tests/data/hlo_tpu/ has them all)."""
+    import json
+    from importlib import resources
+    folder = resources.files("collectives_lib") / "data" / "hlo_tpu"
+    names = sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
+    if name not in names:
+        raise CollectivesError(f"no TPU example {name!r}; the package has {', '.join(names)}")
+    return ((folder / f"{name}.txt").read_text(),
+            json.loads((folder / f"{name}.meta.json").read_text()))
