@@ -164,3 +164,23 @@ def test_the_packaged_examples_are_the_test_modules():
         assert meta == json.loads((DATA / f"{name}.meta.json").read_text())
     with pytest.raises(cl.CollectivesError, match="no TPU example 'x'; the package has"):
         hlo.tpu_example("x")
+
+
+def test_a_collective_in_an_unknown_fusion_is_named_not_dropped():
+    text = """HloModule m, num_partitions=4
+%fused (p: f32[8]) -> f32[32] {
+  %p = f32[8]{0} parameter(0)
+  %ag = f32[32]{0} all-gather(%p), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+  ROOT %n = f32[32]{0} negate(%ag)
+}
+ENTRY %main (x: f32[8]) -> f32[32] {
+  %x = f32[8]{0} parameter(0)
+  ROOT %f = f32[32]{0} fusion(%x), kind=kCustom, calls=%fused
+}
+"""
+    module = parse_hlo(text)
+    (c,) = module
+    assert (c.name, c.kind, c.nbytes, c.line) == ("ag", "all_gather", 128, 9)
+    assert "inside fusion %f (calls %fused), a fusion the reader does not know" in c.note
+    assert module.notes == ("line 9: all-gather %ag " + c.note,)
+    assert "line 9: all-gather %ag inside fusion %f" in str(module)

@@ -301,3 +301,20 @@ def test_shards_orders_blocks_by_mesh_position():
         devices = np.array([5, 6])
     with pytest.raises(CollectivesError, match="no block on 2 of the mesh's 2 devices"):
         wire.shards(Array(), Other())
+
+
+def test_collective_broadcast_is_timed_with_its_bound():
+    # 4 MiB from the first device of each x group: the root (chip x=0, no wraparound on a
+    # v5e 4x2 slice) has one x link, so nothing beats 4 MiB over one 45 GB/s link
+    module = parse_hlo("""HloModule m, num_partitions=8
+ENTRY %main (p: f32[1048576]) -> f32[1048576] {
+  %p = f32[1048576]{0} parameter(0)
+  ROOT %b = f32[1048576]{0} collective-broadcast(%p), channel_id=1, replica_groups={{0,2,4,6},{1,3,5,7}}
+}""")
+    topo = cl.tpu_slice("v5e", "4x2")
+    (row,) = hlo.time_hlo(module, topo, mesh="x=4,y=2").rows
+    link = float(topo.links.bandwidth.max())
+    assert row.collective.kind == "broadcast" and row.topology_axes == ("x",)
+    assert row.bound == pytest.approx(4 * 2**20 / link, rel=1e-9) and row.time >= row.bound
+    (gpu,) = hlo.time_hlo(module, cl.parse_topology("dgx-h100:1"), mesh="x=4,y=2").rows
+    assert gpu.estimate.model == "nccl" and gpu.bound <= gpu.time

@@ -105,28 +105,7 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     from ..plan import build
     from ..replay import replay_inputs
     kind = collective.kind
-    if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
-        raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
-                               f"all_reduce and all_to_all, not {kind}")
-    if kind == "all_to_all" and collective.dimension is None:
-        raise CollectivesError("a tuple all-to-all has one operand per peer: replay the array "
-                               "form (unoptimized text) instead")
-    arrays = [np.asarray(x, dtype=float) for x in inputs]
-    n_dev = collective.num_devices
-    if len(arrays) != n_dev:
-        raise CollectivesError(f"inputs has {len(arrays)} arrays, one per device is "
-                               f"{n_dev}")
-    want = collective.operands[0].dims
-    jax_form = kind == "all_to_all" and (split_axis is not None or concat_axis is not None)
-    if (split_axis is not None or concat_axis is not None) and kind != "all_to_all":
-        raise CollectivesError(f"split_axis and concat_axis are for all_to_all, not {kind}")
-    for d, x in enumerate(arrays):
-        if jax_form and x.size != collective.operands[0].num_elements:
-            raise CollectivesError(f"inputs[{d}] has {x.size} elements, the operand "
-                                   f"{collective.operands[0]} has "
-                                   f"{collective.operands[0].num_elements}")
-        if not jax_form and x.shape != want:
-            raise CollectivesError(f"inputs[{d}] has shape {x.shape}, the operand is {want}")
+    arrays, jax_form = _replay_inputs(collective, inputs, split_axis, concat_axis)
     axes = topology_axes(collective, topology)
     sched = build(kind, topology, algorithm, axes=list(axes) if axes else None)
     owner, dest = sched.slot_roles
@@ -175,6 +154,35 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
             out.append(np.concatenate([_read(held[(owner == p) & (dest == mine)], blocks[d])
                                        for p in peers], axis=join))
     return out
+
+
+def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
+    """The inputs as float arrays, checked against the collective; and whether they
+    are in JAX's all-to-all form (split and concatenated on other axes)."""
+    kind = collective.kind
+    if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+        raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
+                               f"all_reduce and all_to_all, not {kind}")
+    if kind == "all_to_all" and collective.dimension is None:
+        raise CollectivesError("a tuple all-to-all has one operand per peer: replay the array "
+                               "form (unoptimized text) instead")
+    arrays = [np.asarray(x, dtype=float) for x in inputs]
+    n_dev = collective.num_devices
+    if len(arrays) != n_dev:
+        raise CollectivesError(f"inputs has {len(arrays)} arrays, one per device is "
+                               f"{n_dev}")
+    want = collective.operands[0].dims
+    jax_form = kind == "all_to_all" and (split_axis is not None or concat_axis is not None)
+    if (split_axis is not None or concat_axis is not None) and kind != "all_to_all":
+        raise CollectivesError(f"split_axis and concat_axis are for all_to_all, not {kind}")
+    for d, x in enumerate(arrays):
+        if jax_form and x.size != collective.operands[0].num_elements:
+            raise CollectivesError(f"inputs[{d}] has {x.size} elements, the operand "
+                                   f"{collective.operands[0]} has "
+                                   f"{collective.operands[0].num_elements}")
+        if not jax_form and x.shape != want:
+            raise CollectivesError(f"inputs[{d}] has shape {x.shape}, the operand is {want}")
+    return arrays, jax_form
 
 
 def _ensure(data: np.ndarray, elements: int) -> np.ndarray:
