@@ -179,11 +179,11 @@ def groups(value: str, participants: int) -> np.ndarray:
                       "{{0,1},{2,3}}")
         if len({len(g) for g in rows}) > 1:
             raise Bad(f"replica_groups {clip(value)!r} has groups of different sizes")
-        out = np.array(rows, dtype=np.int64)
-        if out.max() >= MAX_DEVICES:
-            raise Bad(f"replica_groups {clip(value)!r} names device {int(out.max())}, beyond "
+        top = max(max(g) for g in rows)
+        if top >= MAX_DEVICES:
+            raise Bad(f"replica_groups {clip(value)!r} names device {clip(str(top), 24)}, beyond "
                       f"{MAX_DEVICES:,}")
-        return out
+        return np.array(rows, dtype=np.int64)
     m = _IOTA.fullmatch(value)
     if m:
         dims = ints(m.group(1))
@@ -203,7 +203,7 @@ def pairs(value: str) -> list[tuple[int, int]]:
     if not found or _PAIR.sub("", value).strip(" ,{}\t"):
         raise Bad(f"source_target_pairs {clip(value)!r} is not a list like {{{{0,1}},{{1,0}}}}")
     out = [(int(s), int(t)) for s, t in found]
-    if max(max(p) for p in out) >= MAX_DEVICES:
+    if max(max(p) for p in out) >= MAX_DEVICES:      # (Python ints: no overflow)
         raise Bad(f"source_target_pairs {clip(value)!r} name a device beyond {MAX_DEVICES:,}")
     return out
 

@@ -206,9 +206,15 @@ def parse_hlo(text) -> HloModule:
         raise CollectivesError(f"parse_hlo takes HLO text (a str), got {type(text).__name__}")
     module = read_module(text)
     partitions, replicas = _devices(module)
-    rep = count_repeats(module.comps, module.entry, module.by_name)
+    try:
+        rep = count_repeats(module.comps, module.entry, module.by_name)
+    except Bad as err:
+        raise CollectivesError(str(err) if err.located else f"malformed text: {err}") from None
     ctx = Context(module, partitions, replicas, rep)
-    found, notes = fold.collectives(module, ctx)
+    try:
+        found, notes = fold.collectives(module, ctx)
+    except Bad as err:            # an instruction the walk had to read is malformed
+        raise CollectivesError(str(err) if err.located else f"malformed text: {err}") from None
     found.sort(key=lambda c: c.line)
     return HloModule(module.name, partitions, replicas, tuple(found), tuple(notes))
 
@@ -263,14 +269,11 @@ class Context:
         """The :class:`HloCollective` of collective instruction ``target``, anchored at
         ``name``/``line`` in ``computation`` (a fusion's, for a fused collective)."""
         try:
-            target.attrs
-        except Bad as err:
-            raise CollectivesError(f"line {target.line}: malformed {target.opcode} "
-                                   f"%{target.name}: {err}") from None
-        try:
             return _record(self, target, name, opcode, line, computation, results, operands,
                            base, extra)
         except Bad as err:
+            if err.located:
+                raise CollectivesError(str(err)) from None
             raise CollectivesError(f"line {target.line}: {target.opcode} %{target.name}: "
                                    f"{err}") from None
 

@@ -29,7 +29,10 @@ MAX_ELEMENTS = 1 << 62
 
 
 class Bad(Exception):
-    """A problem inside one instruction; the parser adds the line and the name."""
+    """A problem inside one instruction; the parser adds the line and the name
+    (``located``: the message already names them)."""
+
+    located = False
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,14 @@ class Instr:
 
     def _parse(self) -> tuple:
         if self._parsed is None:
-            self._parsed = _parse_rest(self.rest)
+            try:
+                self._parsed = _parse_rest(self.rest)
+            except Bad as err:
+                if err.located:
+                    raise
+                where = Bad(f"line {self.line}: malformed {self.opcode} %{self.name}: {err}")
+                where.located = True
+                raise where from None
         return self._parsed
 
     @property
@@ -231,7 +241,7 @@ class Instr:
 
 #: Attributes XLA prints after the ones a reader needs, long (JSON, quoted paths):
 #: an instruction's attributes are split up to the first of them, never past it.
-_HEAVY = (", metadata={", ", backend_config=", ", frontend_attributes={", ", statistics_viz=")
+_HEAVY = re.compile(r", (?:metadata=\{|backend_config=|frontend_attributes=\{|statistics_viz=)")
 
 
 # One attribute in the forms XLA prints (a fast path: anything else is split by brackets)
@@ -283,7 +293,8 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
         end = match(rest, start)
         operands = split_top(rest[start + 1:end - 1])
     text = rest[end:]
-    cut = min((i for i in (text.find(h) for h in _HEAVY) if i >= 0), default=len(text))
+    heavy = _HEAVY.search(text)
+    cut = heavy.start() if heavy else len(text)
     return shape, operands, _split_attrs(text[:cut].lstrip(", "), None)
 
 
