@@ -184,3 +184,26 @@ ENTRY %main (x: f32[8]) -> f32[32] {
     assert "inside fusion %f (calls %fused), a fusion the reader does not know" in c.note
     assert module.notes == ("line 9: all-gather %ag " + c.note,)
     assert "line 9: all-gather %ag inside fusion %f" in str(module)
+
+
+def test_a_bf16_operand_summed_into_f32_counts_the_f32_bytes():
+    # what the TPU compiler writes for a psum of f32 over values gathered in bf16
+    module = parse_hlo("""HloModule m, num_partitions=4
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %main (p: bf16[2048,4096]) -> f32[2048,4096] {
+  %p = bf16[2048,4096]{1,0} parameter(0)
+  ROOT %ar = f32[2048,4096]{1,0} all-reduce(%p), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=%add
+}""")
+    (c,) = module
+    assert c.widens and c.nbytes == 2048 * 4096 * 4 and c.operand_bytes == 2048 * 4096 * 2
+    with pytest.raises(cl.CollectivesError, match="have different element types"):
+        parse_hlo(module_text := """HloModule m, num_partitions=4
+ENTRY %main (p: f32[8]) -> bf16[32] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %ag = bf16[32]{0} all-gather(%p), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+}""")
+    assert module_text

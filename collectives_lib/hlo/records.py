@@ -95,11 +95,21 @@ class HloCollective:
 
         all_reduce: the buffer; all_gather: the gathered output; reduce_scatter:
         the input (unscattered) buffer; all_to_all: one device's buffer;
-        collective_permute and broadcast: the buffer sent.
+        collective_permute and broadcast: the buffer sent. A reduction that sums a
+        narrow operand into a wider result (bf16 into f32) counts the wider type.
         """
         if self.kind == "all_gather":
             return self.result_bytes
+        if self.kind in ("all_reduce", "reduce_scatter") and self.widens:
+            # a bf16 operand summed into an f32 result: the partial sums travel as f32
+            return sum(a.num_elements * r.nbytes // max(1, r.num_elements)
+                       for a, r in zip(self.operands, self.results))
         return self.operand_bytes
+
+    @property
+    def widens(self) -> bool:
+        """A reduction whose result type is wider than its operand's (TPU: bf16 into f32)."""
+        return any(a.element_size < r.element_size for a, r in zip(self.operands, self.results))
 
     @property
     def group_size(self) -> int | None:
