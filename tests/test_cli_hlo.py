@@ -110,3 +110,18 @@ def test_reads_stdin_and_has_help(monkeypatch, capsys):
         main(["hlo", "--help"])
     assert done.value.code == 0
     assert "--xla_dump_to" in capsys.readouterr().out
+
+
+def test_a_gpu_mesh_and_a_device_assignment_from_the_shell():
+    tpu = Path(__file__).parent / "data" / "hlo_tpu"
+    code, out, err = run("hlo", str(tpu / "fsdp_train_step.txt"), "-t", "dgx-h100:1",
+                         "--mesh", "data=4,fsdp=2", "--json")
+    report = json.loads(out)
+    assert (code, err, report["model"]) == (0, "", "nccl")
+    assert [c["topology_axes"] for c in report["collectives"]][:2] == [["fsdp"], ["fsdp"]]
+    assert report["collectives"][1]["folded"][0] == "all-gather.13"
+    meta = json.loads((tpu / "psum_scatter.meta.json").read_text())
+    ranks = cl.hlo.chip_ranks(meta["device_coords"], cl.tpu_slice("v5e", "2x4"))
+    code, out, err = run("hlo", str(tpu / "fsdp_layer.txt"), "-t", "tpu-v5e:2x4", "--json",
+                         "--devices", ",".join(map(str, ranks)))
+    assert code == 0 and json.loads(out)["devices"] == ranks
