@@ -71,7 +71,7 @@ def hlo_module(path: str, *, collectives: int = 0, nbytes: int = 0) -> None:
                     f"metadata={{op_name=\"jit(f)/mul\" source_file=\"/a/b.py\"}}, {_CONFIG}\n")
         lines.append(line)
         size += len(line)
-    lines.append(f"  ROOT %r = f32[1024,1024]{{1,0}} copy(%p.0)\n}}\n")
+    lines.append("  ROOT %r = f32[1024,1024]{1,0} copy(%p.0)\n}\n")
     with open(path, "w") as f:
         f.writelines(lines)
 

@@ -20,7 +20,7 @@ Introduced in the chapter *From your code to the wire*.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

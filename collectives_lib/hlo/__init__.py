@@ -56,7 +56,8 @@ ar    all_reduce  f32[16,4]  f32[16,4]  2 x 4   256
 
 The package, by concern: :mod:`.text` (brackets, shapes, instructions),
 :mod:`.groups` (replica groups and pairs), :mod:`.loops` (trip counts),
-:mod:`.fold` (async chains and fusions into what runs), :mod:`.parse`
+:mod:`.ops` (opcodes and operand shapes), :mod:`.fold` (async chains and fusions
+into what runs), :mod:`.parse`
 (``parse_hlo``), :mod:`.mesh` (a program's mesh axes), :mod:`.timing`
 (``time_hlo``: every collective timed on a topology) and :mod:`.files`
 (reading a dump with a size limit).

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import re
 
+from .ops import family, operand_shapes, shape_of
 from .records import HloCollective
-from .text import Instr
+from .text import Instr, leaves
 
 _TARGET = re.compile(r'custom_call_target="([^"]+)"')
 _COMPUTE = ("convolution", "dot")
@@ -47,7 +48,6 @@ class _Finder:
         self.wrapped: set[str] = set()
         self.inner: dict[str, list[Instr]] = {}
         self._matmul: dict[str, bool] = {}
-        from .parse import family
         self.family = family
         for ins in module.instrs:
             if ins.opcode == "fusion":
@@ -158,8 +158,6 @@ class _Finder:
                 self.finish(self.new(c, ins, comp, name=c.name, note=what))
 
     def reduce_scatter(self, ins: Instr, ar: Instr, comp: str) -> None:
-        from .parse import operand_shapes, shape_of
-        from .text import leaves
         results = leaves(shape_of(ins.shape))
         operands = operand_shapes(ar, self.m.by_name)
         dims = [d for d, (a, b) in enumerate(zip(operands[0].dims, results[0].dims)) if a != b]

@@ -17,35 +17,16 @@ import numpy as np
 
 from ..errors import CollectivesError
 from . import fold
+from .ops import UNSUPPORTED, family, operand_shapes, shape_of
 from .groups import MAX_DEVICES, expand_groups, expand_pairs, groups as parse_groups, pairs as parse_pairs
 from .loops import repeats as count_repeats
 from .records import KINDS, HloCollective, HloModule
-from .text import COMPUTATION, HEAD, LINE, Bad, Instr, clip, leaves, parse_shape
+from .text import COMPUTATION, HEAD, LINE, Bad, Instr, clip, leaves
 
-# Ops that are collectives but that this reader cannot size from the text.
-UNSUPPORTED = {
-    "ragged-all-to-all": "its per-peer sizes are operands known only at run time",
-}
-_FAMILIES = sorted(tuple(KINDS) + tuple(UNSUPPORTED), key=len, reverse=True)
 # Ops with a use_global_device_ids attribute (the others are cross-partition
 # when they have a channel_id and cross-replica when not).
 _HAS_GLOBAL_IDS = ("all-gather", "reduce-scatter", "all-reduce")
 _COMMENT = re.compile(r"/\*.*?\*/")
-
-
-@functools.lru_cache(maxsize=8192)
-def shape_of(text: str):
-    """:func:`~.text.parse_shape`, each distinct shape text parsed once."""
-    return parse_shape(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def family(opcode: str) -> str | None:
-    """The collective an opcode belongs to (``all-gather-start`` -> ``all-gather``), or None."""
-    for f in _FAMILIES:
-        if opcode == f or opcode.startswith(f + "-"):
-            return f
-    return None
 
 
 #: Opcodes the reader walks (with collectives, async ops and every computation's root);
@@ -387,22 +368,6 @@ def _reduction(attrs, base, module: Module) -> tuple[str | None, str | None]:
         raise Bad(f"to_apply=%{clip(to_apply)} names no computation in the module")
     root = module.roots.get(to_apply)
     return to_apply, (root.opcode if root is not None else None)
-
-
-def operand_shapes(ins: Instr, by_name: dict[str, Instr]):
-    shapes = []
-    for op in ins.operands:
-        tokens = op.split()
-        ref = tokens[-1].lstrip("%")
-        if len(tokens) > 1:
-            shapes.extend(leaves(shape_of(" ".join(tokens[:-1]))))
-        elif ref in by_name:
-            shapes.extend(leaves(shape_of(by_name[ref].shape)))
-        else:
-            raise Bad(f"operand %{clip(ref)} is not defined in the module")
-    if not shapes:
-        raise Bad("no operands")
-    return tuple(shapes)
 
 
 def check_shapes(base, operands, results, dimension, n) -> None:
