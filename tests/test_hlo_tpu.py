@@ -207,3 +207,17 @@ ENTRY %main (p: f32[8]) -> bf16[32] {
   ROOT %ag = bf16[32]{0} all-gather(%p), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
 }""")
     assert module_text
+
+
+def test_a_permute_is_a_schedule_the_library_checks():
+    # the collective matmul's pairs: rings of 4 along y on a v5e 4x4 slice
+    cm, _, _ = load("collective_matmul")
+    topo = cl.tpu_slice("v5e", "4x4")
+    pairs = cm[0].source_target_pairs
+    sched = hlo.permute_schedule(topo, pairs)
+    assert "checked" in str(cl.check(sched))
+    nbytes = cm[0].nbytes
+    simulated = cl.simulate(sched, topo, len(pairs) * nbytes // topo.num_ranks).time
+    assert simulated == pytest.approx(hlo.time_permute(topo, pairs, nbytes).time, rel=1e-9)
+    with pytest.raises(cl.CollectivesError, match=r"pair \(3, 3\) is not two distinct ranks"):
+        hlo.permute_schedule(topo, [(3, 3)])

@@ -74,9 +74,9 @@ from .parse import parse_hlo
 from .records import KINDS, HloCollective, HloModule
 from .text import ELEMENT_BITS, Array
 from .timing import (HloRow, HloTiming, PermuteTiming, chip_ranks, library_dtype, time_hlo,
-                     time_permute, topology_axes)
+                     permute_schedule, time_permute, topology_axes)
 
 __all__ = ["Array", "HloCollective", "HloModule", "ELEMENT_BITS", "KINDS", "parse_hlo",
            "parse_mesh", "mesh_axes", "mesh_sizes", "format_groups", "read_hlo", "MAX_BYTES",
-           "MAX_DEVICES", "tpu_example", "time_hlo", "time_permute", "HloRow", "HloTiming", "PermuteTiming",
+           "MAX_DEVICES", "tpu_example", "time_hlo", "time_permute", "permute_schedule", "HloRow", "HloTiming", "PermuteTiming",
            "topology_axes", "library_dtype", "chip_ranks"]

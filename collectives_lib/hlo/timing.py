@@ -56,8 +56,8 @@ from .parse import parse_hlo
 from .records import HloCollective, HloModule
 from .text import ELEMENT_BITS
 
-__all__ = ["HloRow", "HloTiming", "PermuteTiming", "time_hlo", "topology_axes", "library_dtype",
-           "chip_ranks"]
+__all__ = ["HloRow", "HloTiming", "PermuteTiming", "time_hlo", "time_permute", "permute_schedule",
+           "topology_axes", "library_dtype", "chip_ranks"]
 
 #: XLA element type -> the library's dtype name (what NCCL's model is told).
 _DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64",
@@ -477,6 +477,27 @@ def time_permute(topology: Topology, pairs, nbytes: int, *, model: str | None = 
         return PermuteTiming("nccl", max(times), bound, len(pairs), crosses)
     res = time_flows(topology, [(int(s), int(t), nbytes) for s, t in pairs])
     return PermuteTiming("ideal", float(res.time), bound, len(pairs), crosses, res)
+
+
+def permute_schedule(topology: Topology, pairs):
+    """A collective-permute as a schedule the library replays and checks: the direct
+    all-to-all whose traffic matrix holds one block from each source to its target
+    and nothing else (so :func:`collectives_lib.check` proves every target ends with
+    its source's block, and the drawings show it). Simulated at a size of
+    ``len(pairs) * nbytes / num_ranks`` (the whole array of that all-to-all is the
+    blocks moved) it takes what :func:`time_permute` says; this schedule lists
+    ``num_ranks**2`` transfers, so it is for looking at, up to 4,096 ranks."""
+    from ..plan import build
+    n = topology.num_ranks
+    if n > 4096:
+        raise CollectivesError(f"a permute's schedule lists num_ranks^2 transfers; {n} ranks "
+                               f"are too many to draw or check (time it with time_permute)")
+    matrix = np.zeros((n, n))
+    for s, t in pairs:
+        if not (0 <= int(s) < n and 0 <= int(t) < n) or s == t:
+            raise CollectivesError(f"pair ({s}, {t}) is not two distinct ranks of {topology!r}")
+        matrix[int(s), int(t)] += 1.0
+    return build("all_to_all", topology, "direct", matrix=matrix)
 
 
 def _crossing(topology: Topology, s: int, t: int) -> str:
