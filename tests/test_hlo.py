@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import hlo
 from collectives_lib.errors import CollectivesError
 from collectives_lib.hlo import Array, mesh_axes, parse_hlo, parse_mesh
 

@@ -131,11 +131,11 @@ def psum_scatter():
     """An explicit psum_scatter of partial products."""
     topo = "v5e:2x4"
     mesh = make_mesh(topo, (2, 4), ("x", "y"))
-    I = J = K = 4096
+    size = 4096
     f = shard_map(lambda a, b: jax.lax.psum_scatter(a @ b, "y", scatter_dimension=0, tiled=True),
                   mesh=mesh, in_specs=(P(None, "y"), P("y", None)), out_specs=P("y", None))
     return ("A[I,J_y] @ B[J_y,K] -> C[I_y,K], f32 4096^3, shard_map with psum_scatter over y",
-            topo, mesh, f, (aval(mesh, (I, J), P(None, "y")), aval(mesh, (J, K), P("y", None))))
+            topo, mesh, f, (aval(mesh, (size, size), P(None, "y")), aval(mesh, (size, size), P("y", None))))
 
 
 def scan_layers():
