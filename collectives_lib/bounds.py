@@ -255,20 +255,24 @@ def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarr
     return out
 
 
-def lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
-                src: int | None = None, dst: int | None = None) -> Bound:
-    """The lower bound on ``collective`` of ``nbytes`` (nccl-tests' size) over ``axes``."""
-    return lower_bounds(collective, topology, [nbytes], axes=axes, root=root, src=src, dst=dst)[0]
+def lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,
+                src: int | None = None, dst: int | None = None, network: bool = True) -> Bound:
+    """The lower bound on ``collective`` of ``nbytes`` (nccl-tests' size) over ``axes``.
+
+    ``network=False`` is the bound for algorithms whose switches only forward: the
+    network's own reduction (NVLS, SHARP) is not counted."""
+    return lower_bounds(collective, topology, [nbytes], axes=axes, root=root, src=src, dst=dst,
+                        network=network)[0]
 
 
-def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int = 0,
-                 src: int | None = None, dst: int | None = None) -> list[Bound]:
+def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int | None = None,
+                 src: int | None = None, dst: int | None = None, network: bool = True) -> list[Bound]:
     """:func:`lower_bound` for many sizes: the cuts are found once (the bandwidth
     bound grows in proportion to the size, the latency bound does not)."""
     if isinstance(sizes, str) or not np.iterable(sizes):
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
     sizes = [checks.nonnegative(v, "size (bytes)") for v in sizes]
-    one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst)
+    one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst, network=network)
     with np.errstate(over="ignore", invalid="ignore"):
         worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
     if not np.isfinite(worst):
@@ -279,17 +283,17 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
             for v in sizes]
 
 
-def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int = 0,
-                 src: int | None = None, dst: int | None = None) -> Bound:
+def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,
+                 src: int | None = None, dst: int | None = None, network: bool = True) -> Bound:
     coll = as_collective(collective)
-    group, groups = group_for(coll, topology, axes)
+    ranks = {"root": root, "src": src, "dst": dst}
+    group, groups = group_for(coll, topology, axes, {k: v for k, v in ranks.items() if v is not None})
     members = np.asarray(groups[0], dtype=np.int64)
     n = len(members)
-    if coll in ("broadcast", "reduce") and not np.iterable(root):
-        root = checks.root(root, n, len(groups))
-    if coll == "send":
-        s = members[0] if src is None else int(src)
-        d = members[-1] if dst is None else int(dst)
+    root = int(group.options.get("root", 0)) if not np.iterable(group.options.get("root", 0)) else 0
+    if coll is Collective.SEND:
+        s = int(group.options.get("src", members[0]))
+        d = int(group.options.get("dst", members[-1]))
         links = topology.links
         capacity = topology.cut_bandwidth([s], [d]) if topology.num_vertices <= 20000 else min(
             float(links.bandwidth[links.src == s].sum()), float(links.bandwidth[links.dst == d].sum()))
@@ -303,10 +307,10 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     inside, use = (None, None) if plain else _relevant(topology, members)
     best, why = 0.0, "nothing needs to move"
     any_network = False
-    root_rank = int(members[root]) if coll.rooted and 0 <= root < n else int(members[0])
+    root_rank = int(members[root])
     for name, part, k, m in _parts(topology, members, group.axes, inside,
                                    root_rank if coll.rooted else None):
-        in_network = coll == "all_reduce" and _reduces_between(topology, name, group.axes)
+        in_network = network and coll is Collective.ALL_REDUCE and _reduces_between(topology, name, group.axes)
         root_inside = bool(np.isin(root_rank, part)) and name != "each rank"
         send, recv = _needs(coll, V, n, k, m, in_network, root_inside)
         if name == "each rank":               # the rank with the fewest links sets the bound

@@ -146,6 +146,27 @@ def root(value, group_size: int, num_groups: int = 1, what: str = "root") -> int
     return int(value)
 
 
+def endpoints(collective, options: dict, group_size: int, num_groups: int = 1) -> dict:
+    """The rank options of ``collective`` (:attr:`Collective.endpoint_options`: a root, or a
+    send's ``src`` and ``dst``) checked as ranks of a group of ``group_size``; options
+    that name no rank for this collective are refused rather than ignored. Per-group
+    lists (one root per group) are left to the builder."""
+    from .collective import collective as as_collective
+    coll = as_collective(collective)
+    out = dict(options)
+    allowed = coll.endpoint_options
+    for key in ("root", "src", "dst"):
+        value = options.get(key)
+        if value is None:
+            continue
+        if key not in allowed:
+            what = (f"its ranks are {' and '.join(allowed)}" if allowed else "it has no root")
+            raise CollectivesError(f"{key} does not apply to {coll}: {what}")
+        if not iterable(value):
+            out[key] = root(value, group_size, num_groups, what=key)
+    return out
+
+
 def iterable(value) -> bool:
     try:
         iter(value)

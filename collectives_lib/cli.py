@@ -5,6 +5,7 @@
     python -m collectives_lib algorithms --topology ring:8 --bandwidth 45e9 --collective all_to_all
     python -m collectives_lib show --topology ring:4 --bandwidth 1e9 --collective all_reduce
     python -m collectives_lib run --np 4 --collective all_reduce --algorithm ring --size 1MiB
+    python -m collectives_lib diagnose all_reduce_perf.log
 
 Bad input exits with status 2 and one line naming the value and what is allowed.
 """
@@ -16,11 +17,11 @@ import json
 import sys
 
 from . import nccl
-from .builders import entries
+from .builders import algorithm_name, entries
 from .collective import COLLECTIVES, collective as as_collective
 from .errors import CollectivesError
-from .models import MODELS, Estimate, estimate, sweep
-from .plan import algorithms, build
+from .models import MODELS, Estimate, algorithms as model_algorithms, estimate, model_for, sweep
+from .plan import build
 from .topology import TOPOLOGY_HELP, Topology, parse_rate, parse_seconds, parse_topology
 from .units import DTYPES, element_size, format_bytes, format_rate, format_time, parse_size, sweep_sizes
 
@@ -50,7 +51,7 @@ def _common(p: argparse.ArgumentParser, *, size: bool = True, collective: bool =
     p.add_argument("--latency", help="seconds per hop (replaces a preset's values), e.g. 1e-6 or 1us")
     p.add_argument("--oversubscription", type=float, default=1.0,
                    help="GPU clusters: leaf uplink oversubscription (1 = full fat tree)")
-    p.add_argument("--root", type=int, default=0, help="broadcast/reduce/gather root; send source")
+    p.add_argument("--root", type=int, help="broadcast/reduce/gather root; send source (default 0)")
     p.add_argument("--dst", type=int, help="send destination (default: the last rank)")
     if model:
         p.add_argument("--model", choices=MODELS, type=str.lower,
@@ -129,6 +130,7 @@ def _make_parser(prog: str = "collectives") -> argparse.ArgumentParser:
     _common(p, size=False, model=False)
     p.add_argument("--max-steps", type=int, default=64, help="steps to print (default 64)")
     _hlo_parser(sub)
+    _diagnose_parser(sub)
     from .mpi.cli import RUN_DESCRIPTION, add_arguments
     p = sub.add_parser("run", help="run a schedule over MPI and compare with MPI's collective",
                        description=RUN_DESCRIPTION.format(prog=f"{prog} run"),
@@ -142,22 +144,11 @@ def _topology(args) -> Topology:
                           args.oversubscription)
 
 
-def _options(args, collective: str) -> dict:
-    opts = {}
-    if collective in ("broadcast", "reduce"):
-        opts["root"] = args.root
-    if collective == "send":
-        opts["src"] = args.root
-        if args.dst is not None:
-            opts["dst"] = args.dst
-    return opts
-
-
 def _request(args):
     """What every subcommand starts from: (topology, collective, axes, options)."""
     topo = _topology(args)
     collective = as_collective(args.collective)
-    return topo, collective, _axes(args.axes), _options(args, collective)
+    return topo, collective, _axes(args.axes), collective.endpoints(args.root, args.dst)
 
 
 def _model_options(args) -> dict:
@@ -171,50 +162,65 @@ def _model_line(e: Estimate) -> str:
     return "the ideal link model: the schedule timed on the links alone"
 
 
-def _algorithm_word(name: str) -> str:
-    word = str(name).strip().lower().replace("-", "_")
-    return "auto" if word == "auto" else word
+def _bound_line(b) -> str:
+    return (f"{format_time(b.time)}: bandwidth {format_time(b.bandwidth_time)} ({b.bandwidth_reason}); "
+            f"latency {format_time(b.latency_time)} ({b.latency_reason})")
 
 
 def _estimate(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     size = parse_size(args.size)
-    algorithm = _algorithm_word(args.algorithm)
+    algorithm = algorithm_name(args.algorithm)
     e = estimate(collective, topo, size, algorithm, axes=axes, **_model_options(args), **opts)
-    why = f"auto: {e.reason}" if algorithm == "auto" else e.reason
     if args.json:
         out.write(json.dumps(e.as_dict(), allow_nan=False) + "\n")
         return 0
+    for k, v in estimate_rows(e, topo, axes, auto=algorithm == "auto"):
+        out.write(f"{k:<13} {v}\n")
+    return 0
+
+
+def estimate_rows(e: Estimate, topo: Topology, axes, *, auto: bool) -> list[tuple[str, str]]:
+    """The lines ``collectives estimate`` prints, as (label, text)."""
+    why = f"auto: {e.reason}" if auto else e.reason
     count = e.nbytes // element_size(e.dtype)
     rows = [
         ("topology", f"{topo!r} ({topo.num_ranks} ranks)"),
-        ("collective", collective.value + ("" if e.num_groups == 1 else
-                                           f" over axes {','.join(axes or [])}: {e.num_groups} "
-                                           f"groups of {e.group_size} at once")),
+        ("collective", e.collective.value + ("" if e.num_groups == 1 else
+                                             f" over axes {','.join(axes or [])}: {e.num_groups} "
+                                             f"groups of {e.group_size} at once")),
         ("model", _model_line(e)),
         ("algorithm", f"{e.label} ({why})"),
         ("size", f"{format_bytes(e.nbytes)} ({e.nbytes} bytes, {count} {e.dtype}"
-                 + (" per rank" if collective.layout == "pairs" else "") + ")"),
-        ("time", format_time(e.time)),
-        ("steps", str(e.num_steps)),
+                 + (" per rank" if e.collective.layout == "pairs" else "") + ")"),
+        ("time", format_time(e.time) + (f" (NCCL's tuner predicts {format_time(e.tuner_time)} and "
+                                        f"chooses by that)" if e.model == "nccl" else "")),
+    ]
+    if e.model == "ideal":
+        rows.append(("steps", f"{e.num_steps}" + (" (closed form)" if e.how == "closed form" else "")))
+    else:
+        rows.append(("channels", f"{e.channels} (launched by NCCL)"))
+    rows += [
         ("algbw", "n/a (one rank per group: nothing moves)" if e.moves_nothing else format_rate(e.algbw)),
         ("busbw", "n/a" if e.moves_nothing else format_rate(e.busbw)),
         ("latency part", format_time(e.latency_time)),
-        ("lower bound", f"{format_time(e.bound.time)}: bandwidth {format_time(e.bound.bandwidth_time)} "
-                        f"({e.bound.bandwidth_reason}); latency {format_time(e.bound.latency_time)} "
-                        f"({e.bound.latency_reason})"),
+        ("lower bound", _bound_line(e.bound)),
         ("efficiency", f"{e.efficiency:.0%} of the lower bound"),
     ]
-    if e.result is not None:
-        rows.append(("bottleneck", e.result.bottleneck))
+    if e.network_bound is not None:
+        rows.append(("in-network", f"{_bound_line(e.network_bound)}: the bound if the switches reduce, "
+                                   f"which {e.algorithm} does not use"))
+    rows.append(("bottleneck", e.bottleneck))
     if e.alternatives:
-        rows.append(("others", ", ".join(f"{a} {format_time(t)}" for a, t in e.alternatives[:6])))
+        if e.model == "nccl":
+            others = ", ".join(f"{a.label} {format_time(a.time)} (tuner {format_time(a.tuner_time)})"
+                               for a in e.alternatives[:6])
+        else:
+            others = ", ".join(f"{a.label} {format_time(a.time)}" for a in e.alternatives[:6])
+        rows.append(("others", others))
     if e.note:
         rows.append(("note", e.note))
-    width = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        out.write(f"{k:<{width}}  {v}\n")
-    return 0
+    return rows
 
 
 def _gbps(e, rate: float) -> str:
@@ -225,7 +231,7 @@ def _gbps(e, rate: float) -> str:
 def _sweep(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     sizes = sweep_sizes(args.minbytes, args.maxbytes, args.stepfactor)
-    algorithm = _algorithm_word(args.algorithm)
+    algorithm = algorithm_name(args.algorithm)
     rows = sweep(collective, topo, sizes, algorithm, axes=axes, **_model_options(args), **opts)
     if args.json:
         out.write(json.dumps([e.as_dict() for e in rows], allow_nan=False) + "\n")
@@ -242,8 +248,7 @@ def _sweep(args, out) -> int:
     out.write(f"# {'(B)':>12} {'(elements)':>12} {'':>8} {'':>22} {'(us)':>11} "
               f"{'(GB/s)':>8} {'(GB/s)':>8} {'(us)':>11} {'':>5}\n")
     for e in rows:
-        label = e.algorithm + (f"/{e.protocol}" if e.protocol else "")
-        out.write(f"  {e.nbytes:>12d} {e.nbytes // esize:>12d} {e.dtype:>8} {label:>22} "
+        out.write(f"  {e.nbytes:>12d} {e.nbytes // esize:>12d} {e.dtype:>8} {e.row_label:>22} "
                   f"{e.time * 1e6:>11.2f} {_gbps(e, e.algbw)} {_gbps(e, e.busbw)} "
                   f"{e.bound.time * 1e6:>11.2f} {e.efficiency:>5.0%}\n")
     notes = sorted({e.note for e in rows if e.note})
@@ -257,18 +262,25 @@ def _sweep(args, out) -> int:
 def _algorithms(args, out) -> int:
     topo, collective, axes, opts = _request(args)
     size = parse_size(args.size) if args.size else 1 << 30
-    table = algorithms(collective, topo, axes=axes, reasons=True, **opts)
+    model = model_for(args.model, topo)
+    nvls = None if args.nvls is None else args.nvls == "on"
+    table = model_algorithms(collective, topo, axes, model=model, nvls=nvls, protocol=args.protocol,
+                             dtype=args.dtype, **opts)
     described = entries(collective)
     e = estimate(collective, topo, size, "auto", axes=axes, **_model_options(args), **opts)
-    out.write(f"{collective} on {topo!r}" + (f" over axes {','.join(axes)}" if axes else "") + ":\n")
+    out.write(f"{collective} on {topo!r}" + (f" over axes {','.join(axes)}" if axes else "")
+              + f", {_model_line(e)}: what `estimate` accepts\n")
     for name, why in table.items():
         if why is None:
             mark = "  (auto)" if name == e.algorithm else ""
             nccl_name = f" [NCCL: {described[name].nccl}]" if described[name].nccl else ""
             out.write(f"  {name:<20} {described[name].description}{nccl_name}{mark}\n")
+    not_run = [name for name, why in table.items() if why is not None and why.startswith("NCCL does not run")]
     for name, why in table.items():
-        if why is not None:
+        if why is not None and name not in not_run:
             out.write(f"  not {name}: {why}\n")
+    if not_run:
+        out.write(f"  not run by NCCL here (model='ideal' times them on the links): {', '.join(not_run)}\n")
     out.write(f"auto picks {e.label} for {format_bytes(size)} ({e.model} model): {e.reason}\n")
     return 0
 
@@ -337,11 +349,78 @@ def _hlo(args, out) -> int:
     topo = _topology(args)
     module = parse_hlo(read_hlo(args.file))
     timing = time_hlo(module, topo, mesh=mesh, devices=devices, model=args.model,
-                      algorithm=_algorithm_word(args.algorithm))
+                      algorithm=algorithm_name(args.algorithm))
     if args.json:
         out.write(json.dumps(timing.as_dict(), allow_nan=False) + "\n")
     else:
         out.write(str(timing) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# diagnose: a reader's nccl-tests output beside NCCL's model (collectives_lib.diagnose)
+# ---------------------------------------------------------------------------
+
+DIAGNOSE_DESCRIPTION = """\
+Read the output of an nccl-tests binary (all_reduce_perf, all_gather_perf,
+reduce_scatter_perf, alltoall_perf, broadcast_perf, reduce_perf,
+sendrecv_perf), with or without its header and NCCL_DEBUG=INFO lines, and
+print its table beside what NCCL's model expects for every row: the
+expected time and busbw, the ratio of measured to expected time and the
+algorithm/protocol the model expects. Without --topology it picks the
+nearest preset from the GPU model, ranks and hosts the output names, and
+says why. The verdict is healthy, degraded (with the likely cause and its
+evidence) or unknown (no preset stands for the machine); any #wrong other
+than 0 is degraded.
+
+examples:
+  {prog} all_reduce_perf.log
+  mpirun -np 16 -N 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 | {prog} -
+  {prog} run.txt --topology dgx-h100:2 --env NCCL_ALGO=Ring
+  {prog} run.txt --json
+"""
+
+
+def _diagnose_parser(sub) -> None:
+    p = sub.add_parser("diagnose", help="read an nccl-tests output beside NCCL's model",
+                       description=DIAGNOSE_DESCRIPTION.format(prog="collectives diagnose"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="the output of an nccl-tests binary ('-' reads stdin)")
+    p.add_argument("--topology", "-t", help="the machine, when the output does not say it or says "
+                   "it wrong: " + TOPOLOGY_HELP)
+    p.add_argument("--env", action="append", default=[], metavar="NCCL_X=VALUE",
+                   help="an NCCL setting the run used that its output does not state "
+                        "(NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE); repeatable")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _read_limited(path: str) -> bytes:
+    from .diagnose import MAX_BYTES
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_BYTES + 1) if hasattr(sys.stdin, "buffer") else \
+            sys.stdin.read(MAX_BYTES + 1).encode("utf-8")
+        return data
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _diagnose(args, out) -> int:
+    from .diagnose import decode, diagnose
+    env = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("NCCL_") or not value:
+            raise CollectivesError(f"--env {item!r}: give NCCL_NAME=VALUE, like NCCL_ALGO=Ring")
+        env[key] = value
+    text = decode(_read_limited(args.file), "standard input" if args.file == "-" else args.file)
+    d = diagnose(text, args.topology, env=env)
+    if args.json:
+        out.write(json.dumps(d.as_dict(), allow_nan=False) + "\n")
+    else:
+        out.write(str(d) + "\n")
     return 0
 
 
@@ -360,7 +439,7 @@ def main(argv: list[str] | None = None, out=None, err=None, *, prog: str = "coll
             from .mpi.cli import run
             return run(args, out, err)
         handler = {"estimate": _estimate, "sweep": _sweep, "algorithms": _algorithms,
-                   "show": _show, "hlo": _hlo}[args.command]
+                   "show": _show, "hlo": _hlo, "diagnose": _diagnose}[args.command]
         return handler(args, out)
     except CollectivesError as exc:
         err.write(f"{'collectives run' if argv[:1] == ['run'] else 'collectives'}: error: {exc}\n")

@@ -153,6 +153,37 @@ class Collective(str, enum.Enum):
         return "root" in (self.starts, self.ends)
 
     @property
+    def endpoint_options(self) -> tuple[str, ...]:
+        """The options that name ranks: ``("root",)`` for broadcast, reduce and gather,
+        ``("src", "dst")`` for a send, ``()`` for the others.
+
+        >>> Collective.GATHER.endpoint_options, Collective.SEND.endpoint_options
+        (('root',), ('src', 'dst'))
+        """
+        if self.ends == "peer":
+            return ("src", "dst")
+        return ("root",) if self.rooted else ()
+
+    def endpoints(self, root: int | None = None, dst: int | None = None) -> dict:
+        """A root and a destination given together (as the command line's ``--root`` and
+        ``--dst``) as this collective's options: the root of broadcast, reduce and
+        gather, the source and destination of a send. None leaves an option out (its
+        default: rank 0, and a send's last rank); a value this collective has no use
+        for is refused, never ignored.
+
+        >>> Collective.GATHER.endpoints(3), Collective.SEND.endpoints(1, 2), Collective.ALL_REDUCE.endpoints()
+        ({'root': 3}, {'src': 1, 'dst': 2}, {})
+        """
+        keys = self.endpoint_options
+        if root is not None and not keys:
+            raise CollectivesError(f"a root does not apply to {self.value}: only broadcast, reduce, "
+                                   f"gather and send (its source) have one")
+        if dst is not None and len(keys) < 2:
+            raise CollectivesError(f"a destination applies to send only, not to {self.value}")
+        values = dict(zip(keys, (root, dst)))
+        return {k: v for k, v in values.items() if v is not None}
+
+    @property
     def dual(self) -> "Collective | None":
         """The collective a schedule becomes when reversed with reductions for copies."""
         d = self._spec.dual

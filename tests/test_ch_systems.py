@@ -271,8 +271,7 @@ CHAPTER_RUNS = ("h100x4of8-allreduce-ncclcollbench", "h100x4of8-allgather-ncclco
                 "h100x4of8-reducescatter-ncclcollbench", "dgxh100x8-nvls-allreduce-dgxc-bench",
                 "h100x8-ring-reducescatter-nccl1047", "h100x8-2node-ib-allreduce-issue309-qoofyk",
                 "h100x8-4node-ib-vm-allreduce-issue309-qoofyk", "h100x8-8node-ib-allreduce-issue309-gjaion",
-                "azure-nda100v4-a100x8-allreduce-busbw-only", "b200x8-allreduce-vultr-poc",
-                "b200x8-allgather-vultr-poc", "b200x8-reducescatter-vultr-poc", "b200x8-alltoall-vultr-poc",
+                "azure-nda100v4-a100x8-allreduce-busbw-only", "b200x2of8-allgather-dranet",
                 "lambda-b200x8-2node-ib-allreduce-dstack", "b200x8-2node-gib-allgather-dranet",
                 "gb200-nvl72-1rack-allreduce-coreweave")
 

@@ -8,6 +8,8 @@ column exceptions). benchmarks/bench_validation.py prints every row.
 import pytest
 
 from collectives_lib.nccl import validation as V
+from collectives_lib.errors import CollectivesError
+from collectives_lib.topology import parse_topology
 
 RUNS = V.runs()
 
@@ -20,11 +22,32 @@ def test_every_run_has_its_source_and_a_verdict_and_a_model_or_a_reason():
         assert r.modelled or len(r.why_not) > 20, r.run_id
 
 
+def test_models_csv_says_yes_no_or_pending_and_runs_follow_it():
+    """A 'pending' row names a preset (which must exist) but stays out of the comparison
+    until someone judges the fit; 'yes' rows are compared, 'no' rows are not."""
+    models = {m["run_id"]: m for m in V._read("models.csv")}
+    assert set(models) == {r.run_id for r in RUNS}
+    pending = 0
+    for r in RUNS:
+        m = models[r.run_id]
+        assert m["modelled"] in ("yes", "no", "pending"), r.run_id
+        assert r.modelled == (m["modelled"] == "yes"), r.run_id
+        if m["modelled"] == "pending":
+            pending += 1
+            ranks = int(V._options(m["options"]).get("gpus", 0)) or parse_topology(m["topology"]).num_ranks
+            assert ranks == r.gpus_per_node * r.num_nodes, r.run_id   # the preset is the run's size
+            assert r.why_not.startswith("pending: " + m["topology"]), r.why_not
+            with pytest.raises(CollectivesError):
+                V.compare(r)
+    assert pending > 0
+
+
 def test_the_data_cover_what_the_book_claims():
     covered = {(r.gpu.split()[0], r.collective.value, r.num_nodes > 1) for r in RUNS}
     for want in [("H100", "all_reduce", False), ("H100", "all_reduce", True),
                  ("H100", "reduce_scatter", False), ("H100", "all_gather", False),
-                 ("A100-SXM4-80GB", "all_reduce", False), ("B200", "all_to_all", False),
+                 ("A100-SXM4-80GB", "all_reduce", False), ("B200", "all_gather", False),
+                 ("GB200", "all_to_all", False), ("GB200", "all_to_all", True), ("H200", "all_reduce", False),
                  ("GB200", "all_reduce", False), ("GB200", "all_reduce", True)]:
         assert want in covered, want
 

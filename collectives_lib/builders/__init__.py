@@ -37,10 +37,12 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
-from .registry import Algorithm, Group, all_entries, entries, entry, known_names, size_estimate, steps_estimate, too_large
+from .registry import (Algorithm, Group, algorithm_name, all_entries, default_algorithm, entries, entry,
+                       known_names, nccl_names, size_estimate, steps_estimate, too_large)
 
-__all__ = ["Algorithm", "Group", "build_named", "buildable", "closed_form_instead", "group_for",
-           "reasons", "entries", "entry", "size_estimate", "steps_estimate", "too_large",
+__all__ = ["Algorithm", "Group", "algorithm_name", "applicable", "build_group", "build_named", "buildable",
+           "closed_form_for", "closed_form_instead", "default_algorithm", "group_for", "group_reasons",
+           "nccl_names", "reasons", "entries", "entry", "size_estimate", "steps_estimate", "too_large",
            "all_entries", "OPTIONS"]
 
 #: Options a builder may read, and what each means.
@@ -109,9 +111,7 @@ def group_for(collective, topology, axes=None, options: Mapping[str, Any] | None
     coll = as_collective(collective)
     topo, n = _target(topology)
     groups, shape, axes_i = _groups(topo, n, axes)
-    options = dict(options or {})
-    if coll in ("broadcast", "reduce") and options.get("root") is not None and not np.iterable(options["root"]):
-        checks.root(options["root"], groups.shape[1], groups.shape[0])
+    options = checks.endpoints(coll, dict(options or {}), groups.shape[1], groups.shape[0])
     return Group(coll, topo, axes_i, shape, options), groups
 
 
@@ -120,7 +120,53 @@ def reasons(collective, topology, axes=None, options: Mapping[str, Any] | None =
     """Every registered algorithm for ``collective``: None where it applies to
     ``topology`` (over ``axes``), else the reason it does not."""
     group, _ = group_for(collective, topology, axes, options)
+    return group_reasons(group)
+
+
+def group_reasons(group: Group) -> dict[str, str | None]:
+    """:func:`reasons` for a group already made by :func:`group_for`."""
     return {name: alg.reason(group) for name, alg in entries(group.collective).items()}
+
+
+def applicable(group: Group, algorithm: str) -> Algorithm:
+    """The registry's entry for ``algorithm`` on ``group``; raises, naming what applies,
+    when it is unknown or does not apply."""
+    coll = group.collective
+    name = algorithm_name(algorithm)
+    table = entries(coll)
+    why = table[name].reason(group) if name in table else None
+    if name in table and why is None:
+        return table[name]
+    applicable_here = ", ".join(k for k, a in table.items() if a.reason(group) is None) or "none"
+    if name not in known_names():
+        raise CollectivesError(f"unknown algorithm {algorithm!r} for {coll}; known: {', '.join(table)}")
+    if why is None:
+        raise CollectivesError(f"algorithm {name!r} does not apply to {coll} on "
+                               f"{_where(group)}; applicable: {applicable_here}")
+    raise CollectivesError(f"{why} (applicable here: {applicable_here})")
+
+
+def closed_form_for(alg: Algorithm, group: Group, num_groups: int) -> str | None:
+    """Why the schedule of ``alg`` is too large to build on ``group`` when the algorithm
+    has a closed form to time it by instead; None when it can be built, or has no formula."""
+    why = too_large(alg, group, num_groups)
+    if why is None or group.topology is None or alg.closed_form(group, 1.0) is None:
+        return None
+    return why
+
+
+def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
+    """The schedule of ``alg`` run in every group at once (``groups`` from :func:`group_for`)."""
+    big = too_large(alg, group, len(groups))
+    if big is not None:
+        closed = group.topology is not None and alg.closed_form(group, 1.0) is not None
+        raise CollectivesError(
+            big + ("; estimate answers with its closed form instead" if closed else
+                   "; use ring (its steps share one pattern, at any size) or fewer ranks"))
+    local = alg.build(group)
+    if group.topology is None:
+        return local
+    return embed(local, groups, group.topology.num_ranks, agent_name=_agent_namer(group.topology, groups))
 
 
 def buildable(collective, topology, algorithm: str, axes=None,
@@ -128,7 +174,7 @@ def buildable(collective, topology, algorithm: str, axes=None,
     """False when the schedule of ``algorithm`` would be too large to build."""
     group, groups = group_for(collective, topology, axes, options)
     table = entries(group.collective)
-    name = str(algorithm).strip().lower().replace("-", "_")
+    name = algorithm_name(algorithm)
     return name not in table or too_large(table[name], group, len(groups)) is None
 
 
@@ -139,41 +185,18 @@ def closed_form_instead(collective, topology, algorithm: str, axes=None,
     has a closed form for the group, so that timing can use the formula; else None."""
     group, groups = group_for(collective, topology, axes, options)
     table = entries(group.collective)
-    name = str(algorithm).strip().lower().replace("-", "_")
-    if name not in table or group.topology is None or table[name].reason(group) is not None:
+    name = algorithm_name(algorithm)
+    if name not in table or table[name].reason(group) is not None:
         return None
-    why = too_large(table[name], group, len(groups))
-    if why is None or table[name].closed_form(group, 1.0) is None:
-        return None
-    return table[name], group, why
+    why = closed_form_for(table[name], group, len(groups))
+    return None if why is None else (table[name], group, why)
 
 
 def build_named(collective, topology, algorithm: str, axes=None,
                 options: Mapping[str, Any] | None = None) -> Schedule:
     """The schedule of ``algorithm`` (a registered name, not ``auto``) on ``topology``."""
     group, groups = group_for(collective, topology, axes, options)
-    coll = group.collective
-    name = str(algorithm).strip().lower().replace("-", "_")
-    table = entries(coll)
-    why = table[name].reason(group) if name in table else None
-    if name not in table or why is not None:
-        applicable = ", ".join(k for k, a in table.items() if a.reason(group) is None) or "none"
-        if name not in known_names():
-            raise CollectivesError(f"unknown algorithm {algorithm!r} for {coll}; known: {', '.join(table)}")
-        if why is None:
-            raise CollectivesError(f"algorithm {name!r} does not apply to {coll} on "
-                                   f"{_where(group)}; applicable: {applicable}")
-        raise CollectivesError(f"{why} (applicable here: {applicable})")
-    big = too_large(table[name], group, len(groups))
-    if big is not None:
-        closed = group.topology is not None and table[name].closed_form(group, 1.0) is not None
-        raise CollectivesError(
-            big + ("; estimate answers with its closed form instead" if closed else
-                   "; use ring (its steps share one pattern, at any size) or fewer ranks"))
-    local = table[name].build(group)
-    if group.topology is None:
-        return local
-    return embed(local, groups, group.topology.num_ranks, agent_name=_agent_namer(group.topology, groups))
+    return build_group(applicable(group, algorithm), group, groups)
 
 
 def _where(group: Group) -> str:

@@ -19,7 +19,7 @@ from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, box_fraction, boxes_array
 from ..topology import Switch, Torus
-from .registry import Group, register
+from .registry import Group, every_pair, register
 from .rings import line_reason
 
 
@@ -189,7 +189,7 @@ def _cost(formula, *, axis: bool, switch: bool):
 
 def _register_line(kind: str) -> None:
     register(kind, "all_to_all", applies=_line_reason(kind), description=_DESCRIPTIONS[kind],
-             cost=_cost(_FORMULAS[kind], axis=True, switch=kind == "ring")
+             cost=_cost(_FORMULAS[kind], axis=True, switch=kind == "ring"), default=kind == "ring"
              )(lambda g: _BUILDERS[kind](g.n, g.options.get("matrix")))
 
 
@@ -198,5 +198,5 @@ for _kind in _BUILDERS:
 
 register("direct", "all_to_all", description="every block straight to its destination, routed "
                                              "by the network",
-         cost=_cost(costs.direct_all_to_all, axis=False, switch=True), nccl="P2P"
+         cost=_cost(costs.direct_all_to_all, axis=False, switch=True), nccl="P2P", size=every_pair()
          )(lambda g: direct_all_to_all(g.n, g.options.get("matrix")))

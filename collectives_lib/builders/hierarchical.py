@@ -379,7 +379,7 @@ def _nvls_tree_cost(group: Group, nbytes: float) -> float | None:
         2 * topo.nic_latency, crossing, per_byte * nbytes, group.chunks)
 
 
-register("nvls_tree", "all_reduce", applies=_nvls_tree_reason, cost=_nvls_tree_cost, nccl="NVLS_TREE",
+register("nvls_tree", "all_reduce", in_network=True, applies=_nvls_tree_reason, cost=_nvls_tree_cost, nccl="NVLS_TREE",
          description="NVLS reduce-scatter in each node, a double binary tree across nodes per rail, "
                      "NVLS all-gather; pipelined"
          )(lambda g: nvls_tree_all_reduce(g.topology.num_nodes, g.topology.gpus_per_node, g.chunks))
@@ -422,12 +422,12 @@ def _collnet_cost(chain: bool):
     return cost
 
 
-register("collnet_direct", "all_reduce", applies=_collnet_reason("collnet_direct"),
+register("collnet_direct", "all_reduce", in_network=True, applies=_collnet_reason("collnet_direct"),
          cost=_collnet_cost(False), nccl="COLLNET_DIRECT",
          description="InfiniBand SHARP: each GPU reduces its slice from its node peers over NVLink, "
                      "the fabric sums it across nodes, the node all-gathers it"
          )(_on_cluster(collnet_direct_all_reduce))
-register("collnet_chain", "all_reduce", applies=_collnet_reason("collnet_chain"),
+register("collnet_chain", "all_reduce", in_network=True, applies=_collnet_reason("collnet_chain"),
          cost=_collnet_cost(True), nccl="COLLNET_CHAIN",
          description="InfiniBand SHARP: a chain per channel reduces towards the GPU with its NIC, "
                      "the fabric sums across nodes, the chain broadcasts back"

@@ -26,7 +26,7 @@ import numpy as np
 from .. import costs
 from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array, concat
 from ..topology import Switch
-from .registry import Group, register
+from .registry import Group, every_pair, register
 
 
 def direct_all_gather(n: int) -> Schedule:
@@ -241,30 +241,30 @@ _NVLS_ACROSS = ("across nodes NCCL runs nvls_tree, or NVLS with InfiniBand SHARP
                 "(collnet_direct, collnet_chain)")
 _nvls_reason = _switch_reason("nvls", _NVLS_ACROSS)
 
-register("direct", "all_gather", description=_DIRECT,
+register("direct", "all_gather", description=_DIRECT, size=every_pair(),
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_all_gather(g.n))
 register("nvls", "all_gather", applies=_nvls_reason, nccl="NVLS",
          description="NVLS: each GPU stores its block once; the switch multicasts it to every GPU",
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + costs.multicast_all_gather(n, V, W))
          )(lambda g: nvls_all_gather(g.n))
-register("direct", "reduce_scatter", description=_DIRECT,
+register("direct", "reduce_scatter", description=_DIRECT, size=every_pair(),
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_reduce_scatter(g.n))
-register("sharp", "reduce_scatter", applies=_switch_reason("sharp"), description=_SHARP,
+register("sharp", "reduce_scatter", in_network=True, applies=_switch_reason("sharp"), description=_SHARP,
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_reduce_scatter(g.n))
-register("nvls", "reduce_scatter", applies=_nvls_reason, nccl="NVLS",
+register("nvls", "reduce_scatter", in_network=True, applies=_nvls_reason, nccl="NVLS",
          description="NVLS load-reduce: each GPU sends its array in and gets back its reduced block",
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_reduce_scatter(g.n, "nvls"))
-register("direct", "all_reduce", description=_DIRECT,
+register("direct", "all_reduce", description=_DIRECT, size=every_pair(2),
          cost=_on_switch(lambda n, V, W, a, agent, rate: 2 * costs.direct_all_gather(n, V, W, a))
          )(lambda g: direct_all_reduce(g.n))
-register("sharp", "all_reduce", applies=_switch_reason("sharp"), description=_SHARP,
+register("sharp", "all_reduce", in_network=True, applies=_switch_reason("sharp"), description=_SHARP,
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_all_reduce(g.n))
-register("nvls", "all_reduce", applies=_nvls_reason, nccl="NVLS",
+register("nvls", "all_reduce", in_network=True, applies=_nvls_reason, nccl="NVLS",
          description="NVLS: load-reduce of each GPU's block, then a multicast store: (N+1)/N V each way",
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.nvls_all_reduce(
              n, V, W, (a + agent) / 2, n * V / 4 / rate if rate else 0.0))
@@ -278,6 +278,6 @@ register("multicast", "broadcast", applies=_switch_reason("multicast"), descript
 register("direct", "reduce", description="direct: every rank sends its array to the root",
          cost=_on_switch(lambda n, V, W, a, agent, rate: costs.direct_broadcast(n, V, W, a))
          )(lambda g: direct_reduce(g.n, g.root))
-register("sharp", "reduce", applies=_switch_reason("sharp"), description=_SHARP,
+register("sharp", "reduce", in_network=True, applies=_switch_reason("sharp"), description=_SHARP,
          cost=_on_switch(lambda n, V, W, a, agent, rate: a + agent + _sharp_bandwidth(n, V, W, rate))
          )(lambda g: sharp_reduce(g.n, g.root))

@@ -145,11 +145,11 @@ def _ring_gather_cost(multipath: bool):
     return cost
 
 
-register("direct", "send", applies=_whole_topology, cost=_ring_send_cost(False), nccl="P2P",
+register("direct", "send", applies=_whole_topology, cost=_ring_send_cost(False), nccl="P2P", default=True,
          description="one route, the network's own")(lambda g: _send(g, "shortest"))
 register("multipath", "send", applies=_whole_topology, cost=_ring_send_cost(True),
          description="split over link-disjoint paths")(lambda g: _send(g, "disjoint"))
-register("direct", "gather", applies=_whole_topology, cost=_ring_gather_cost(False), nccl="P2P",
+register("direct", "gather", applies=_whole_topology, cost=_ring_gather_cost(False), nccl="P2P", default=True,
          description="every block straight to the root")(lambda g: _gather(g, "shortest"))
 register("multipath", "gather", applies=_whole_topology, cost=_ring_gather_cost(True),
          description="every block split over the link-disjoint routes to the root"

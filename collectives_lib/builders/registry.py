@@ -132,6 +132,9 @@ class Algorithm:
     cost: Callable[[Group, float], float | None] | None = None
     family: str = ""
     nccl: str | None = None      # NCCL's name for the algorithm (RING, TREE, NVLS, ...), if NCCL runs it
+    size: Callable[[Group], tuple[int, int] | None] | None = None   # (distinct transfers, steps), before building
+    default: bool = False        # what runs when no algorithm is named and nothing chooses (``collectives run``)
+    in_network: bool = False     # the switches reduce (NVLS, SHARP, CollNet): held to the in-network bound
 
     def reason(self, group: Group) -> str | None:
         """None when the algorithm applies to ``group``, else why not."""
@@ -140,6 +143,11 @@ class Algorithm:
     def closed_form(self, group: Group, nbytes: float) -> float | None:
         """The ideal link model's time for ``nbytes``, or None where there is no closed form."""
         return None if self.cost is None else self.cost(group, nbytes)
+
+    def footprint(self, group: Group) -> tuple[int, int] | None:
+        """``(distinct transfers, steps)`` the schedule on ``group`` would hold, where the
+        algorithm knows it before building (None: not known)."""
+        return None if self.size is None else self.size(group)
 
 
 _REGISTRY: dict[Collective, dict[str, Algorithm]] = {c: {} for c in Collective}
@@ -152,10 +160,32 @@ def always(group: Group) -> None:
     return None
 
 
+def algorithm_name(name) -> str:
+    """An algorithm's name as the registry spells it (``"Ring"``, ``" bidirectional-ring"``
+    -> ``"ring"``, ``"bidirectional_ring"``); ``"auto"`` stays ``"auto"``.
+
+    >>> algorithm_name("NVLS-Tree")
+    'nvls_tree'
+    """
+    if not isinstance(name, str):
+        raise CollectivesError(f"algorithm must be a name such as 'ring', or 'auto', got {name!r}")
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    if not key:
+        raise CollectivesError("algorithm needs a name, such as 'ring', or 'auto'")
+    return key
+
+
 def register(name: str, collective, *, applies: Callable[[Group], str | None] = always,
              description: str, cost: Callable[[Group, float], float | None] | None = None,
-             family: str = "", nccl: str | None = None):
-    """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``."""
+             family: str = "", nccl: str | None = None,
+             size: Callable[[Group], tuple[int, int] | None] | None = None, default: bool = False,
+             in_network: bool = False):
+    """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``.
+
+    ``nccl`` is NCCL's name for the algorithm where NCCL runs it; ``size`` says how
+    many distinct transfers and steps a group's schedule holds, before building it;
+    ``default`` marks the one algorithm that runs when none is named and nothing
+    chooses (the MPI runner); ``in_network`` an algorithm whose switches reduce."""
     coll = as_collective(collective)
 
     def decorate(builder: Callable[[Group], Schedule]) -> Callable[[Group], Schedule]:
@@ -165,7 +195,10 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
         if fam not in FAMILIES:
             raise CollectivesError(f"unknown family {fam!r}; add it to FAMILIES")
         table = _REGISTRY[coll]
-        table[name] = Algorithm(name, coll, builder, applies, description, cost, fam, nccl)
+        if default and any(a.default for a in table.values()):
+            raise CollectivesError(f"{coll} has two default algorithms")
+        table[name] = Algorithm(name, coll, builder, applies, description, cost, fam, nccl, size, default,
+                                in_network)
         order = sorted(table.values(), key=lambda a: FAMILIES.index(a.family))   # stable
         _REGISTRY[coll] = {a.name: a for a in order}
         return builder
@@ -185,6 +218,24 @@ def entry(collective, name: str) -> Algorithm:
         raise CollectivesError(
             f"unknown algorithm {name!r} for {coll}; known: {', '.join(table) or 'none'}")
     return table[name]
+
+
+def default_algorithm(collective) -> str:
+    """The algorithm that runs for ``collective`` when none is named and nothing chooses."""
+    coll = as_collective(collective)
+    for a in _REGISTRY[coll].values():
+        if a.default:
+            return a.name
+    raise CollectivesError(f"{coll} has no default algorithm")   # pragma: no cover  (a test holds every one)
+
+
+def nccl_names(collective) -> dict[str, str]:
+    """NCCL's name -> the registry's, for the algorithms NCCL runs for ``collective``.
+
+    >>> nccl_names("all_reduce")["NVLS_TREE"]
+    'nvls_tree'
+    """
+    return {a.nccl: a.name for a in _REGISTRY[as_collective(collective)].values() if a.nccl}
 
 
 def all_entries() -> list[Algorithm]:
@@ -216,49 +267,28 @@ MAX_TRANSFERS = 4_000_000
 #: The most ranks a schedule may span (each step's traffic lists every rank).
 MAX_RANKS = 1 << 18
 
+#: The most (transfer, link) pairs a schedule's routes may hold: the simulator routes
+#: every distinct transfer once, about 16 bytes per link it crosses.
+MAX_ROUTED = 50_000_000
 
-def _tree_count(group: Group) -> int:
-    """How many trees NCCL's tree all-reduce builds for the group (see ``trees.py``)."""
-    topo = group.topology
-    if isinstance(topo, GpuCluster) and group.whole_cluster:
-        return 2 * topo.gpus_per_node if topo.num_nodes > 1 else topo.gpus_per_node
-    if isinstance(topo, GpuCluster) and group.axes == (0,):
-        return 2
-    return group.n
+
+def every_pair(phases: int = 1) -> Callable[[Group], tuple[int, int]]:
+    """Footprint of a schedule that sends between every pair of ranks in each of
+    ``phases`` steps (direct sends): ``phases * N(N-1)`` transfers."""
+    return lambda g: (phases * g.n * (g.n - 1), phases)
 
 
 def size_estimate(alg: Algorithm, group: Group) -> tuple[int, int] | None:
-    """``(transfers, steps)`` one group's schedule of ``alg`` would hold, for the
-    algorithms whose schedules grow as N² (their distinct steps do not repeat);
-    None for the others, which stay small (rings share one traffic pattern
-    across their steps)."""
-    n, coll = group.n, alg.collective.value
-    twice = 2 if coll == "all_reduce" else 1
-    if alg.name == "tree" and coll == "all_reduce":
-        K = group.chunks
-        trees = _tree_count(group)
-        height = n - 1 if trees == n else None
-        return 2 * trees * (n - 1) * K, (2 * height + K - 1 if height is not None else 0)
-    if alg.name == "direct" and coll in ("all_to_all", "all_gather", "reduce_scatter", "all_reduce"):
-        return twice * n * (n - 1), twice
-    if alg.name == "chain" and coll in ("all_gather", "reduce_scatter", "all_reduce"):
-        return twice * n * (n - 1), twice * (n - 1)
-    return None
+    """``(distinct transfers, steps)`` one group's schedule of ``alg`` would hold (see
+    :meth:`Algorithm.footprint`); None where the algorithm does not say."""
+    return alg.footprint(group)
 
 
 def steps_estimate(alg: Algorithm, group: Group) -> int:
     """How many steps the schedule of ``alg`` on ``group`` has, where known without
-    building it (rings, chains, NCCL's tree on a switch, direct sends), else 0."""
-    size = size_estimate(alg, group)
-    if size is not None:
-        return size[1]
-    n, coll = group.n, alg.collective.value
-    phases = {"all_gather": 1, "reduce_scatter": 1, "all_reduce": 2}.get(coll)
-    if phases is None or group.whole_cluster:
-        return 0
-    per_phase = {"ring": n - 1, "bidirectional_ring": n // 2,
-                 "bidirectional_ring_whole": n // 2}.get(alg.name)
-    return 0 if per_phase is None else phases * per_phase
+    building it, else 0."""
+    size = alg.footprint(group)
+    return 0 if size is None else int(size[1])
 
 
 def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
@@ -270,8 +300,15 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
     if ranks > MAX_RANKS:
         return (f"{alg.name} {alg.collective} on {where} would span {ranks:,} ranks, beyond "
                 f"the {MAX_RANKS:,} a schedule may span")
-    if size is None or size[0] * num_groups <= MAX_TRANSFERS:
+    if size is None:
         return None
+    hops = getattr(group.topology, "max_hops", None)
+    if size[0] * num_groups <= MAX_TRANSFERS:
+        if hops is None or size[0] * num_groups * hops <= MAX_ROUTED:
+            return None
+        return (f"{alg.name} {alg.collective} on {where} would route about {size[0] * num_groups:,} "
+                f"transfers over up to {hops:,} links each, beyond the {MAX_ROUTED:,} (transfer, link) "
+                f"pairs a schedule may hold")
     return (f"{alg.name} {alg.collective} on {where} would hold about "
             f"{size[0] * num_groups:,} transfers (it grows as N^2), beyond the "
             f"{MAX_TRANSFERS:,} a schedule may hold")

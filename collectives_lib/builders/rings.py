@@ -237,23 +237,42 @@ def _line_all_gather(group: Group, kind: str) -> Schedule:
     return LINE_ALL_GATHERS[kind](group.n)
 
 
+def _line_size(kind: str, phases: int):
+    """A line's footprint: N-1 steps per phase (N/2 both ways round a ring). A chain's steps
+    each hold different transfers, N(N-1) per phase in all; a ring's repeat patterns: one of
+    N one way; both ways one of 2N, or for even N one more for the last step (2N again, or N
+    for whole blocks). NCCL's channels over a whole cluster: not known."""
+    def size(g: Group) -> tuple[int, int] | None:
+        if g.whole_cluster:
+            return None
+        n = g.n
+        if kind == "chain":
+            return phases * n * (n - 1), phases * (n - 1)
+        if kind == "ring":
+            return phases * n, phases * (n - 1)
+        last = 0 if n % 2 or n < 4 else (2 * n if kind == "bidirectional_ring" else n)
+        return phases * (2 * n + last), phases * (n // 2)
+    return size
+
+
 def _register_line(kind: str) -> None:
     applies = (lambda g, kind=kind: line_reason(g, kind))
 
     nccl = "RING" if kind == "ring" else None
+    default = kind == "ring"
 
     @register(kind, "all_gather", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl)
+              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
     def all_gather(g: Group) -> Schedule:
         return _line_all_gather(g, kind)
 
     @register(kind, "reduce_scatter", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl)
+              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
     def reduce_scatter(g: Group) -> Schedule:
         return reduce_scatter_from(_line_all_gather(g, kind))
 
     @register(kind, "all_reduce", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 2.0), nccl=nccl)
+              cost=_line_cost(kind, 2.0), nccl=nccl, size=_line_size(kind, 2), default=default)
     def all_reduce(g: Group) -> Schedule:
         return all_reduce_from(_line_all_gather(g, kind))
 

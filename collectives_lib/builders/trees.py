@@ -304,16 +304,42 @@ def _tree_cost(group: Group, nbytes: float) -> float | None:
     return costs.tree_all_reduce_two_nodes(gpus, nbytes, nic[0], nvl[0], nic[1], nvl[1], K)
 
 
-register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE",
+def _tree_count(group: Group) -> int:
+    """How many trees NCCL's tree all-reduce builds for the group (see :func:`nccl_tree_all_reduce`)."""
+    topo = group.topology
+    if isinstance(topo, GpuCluster) and group.whole_cluster:
+        return 2 * topo.gpus_per_node if topo.num_nodes > 1 else topo.gpus_per_node
+    if isinstance(topo, GpuCluster) and group.axes == (0,):
+        return 2
+    return group.n
+
+
+def _tree_size(group: Group) -> tuple[int, int]:
+    """Each tree moves K chunks over its N-1 edges, up and down; on a switch the trees are
+    chains of height N-1 and the schedule pipelines K chunks through them."""
+    n, K, trees = group.n, group.chunks, _tree_count(group)
+    steps = 2 * (n - 1) + K - 1 if trees == n else 0
+    return 2 * trees * (n - 1) * K, steps
+
+
+register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE", size=_tree_size,
          description="NCCL's tree: double binary trees between nodes, a chain inside each, "
                      "one channel per NIC, chunks pipelined up and down"
          )(nccl_tree_all_reduce)
-register("binomial_tree", "all_reduce", description="binomial tree reduce, then binomial tree broadcast",
+def _binomial_size(phases: int):
+    """A binomial tree sends along each of its N-1 edges once, in ceil(log2 N) rounds."""
+    return lambda g: (phases * (g.n - 1), phases * max(g.n - 1, 0).bit_length())
+
+
+register("binomial_tree", "all_reduce", size=_binomial_size(2),
+         description="binomial tree reduce, then binomial tree broadcast",
          cost=_on_switch(lambda g, V, W, a: costs.binomial_tree_all_reduce(g.n, V, W, a))
          )(lambda g: binomial_tree_all_reduce(g.n))
-register("binomial_tree", "broadcast", description="binomial tree, log2(N) rounds",
+register("binomial_tree", "broadcast", description="binomial tree, log2(N) rounds", default=True,
+         size=_binomial_size(1),
          cost=_binomial_cost)(lambda g: binomial_broadcast(g.n, g.root))
-register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds",
+register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds", default=True,
+         size=_binomial_size(1),
          cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
 register("chain", "broadcast", applies=_one_axis, cost=_chain_cost, nccl="RING",
          description="pipelined chain: the array streams down the line in chunks"

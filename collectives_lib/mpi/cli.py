@@ -15,6 +15,7 @@ import json
 import math
 import sys
 
+from ..builders import default_algorithm
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
 from ..plan import algorithms, build
@@ -68,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topology", "-t", help="build the schedule for this topology instead of "
                    "switch:N (e.g. torus:2x4; see `collectives sweep -h`)")
     p.add_argument("--axes", help="mesh axes of --topology the collective spans, e.g. x")
-    p.add_argument("--root", type=int, default=0, help="broadcast/reduce/gather root; send source")
+    p.add_argument("--root", type=int, help="broadcast/reduce/gather root; send source (default 0)")
     p.add_argument("--dst", type=int, help="send destination (default: the last rank)")
     p.add_argument("--schedule", help="run a schedule saved with collectives_lib.mpi.save_schedule "
                    "(an .npz file)")
@@ -121,16 +122,8 @@ def _run_schedules(args, num_ranks: int) -> list:
     collective = as_collective(args.collective)
     topo = parse_topology(args.topology, 1e9) if args.topology else Switch(num_ranks, bandwidth=1e9, in_network=True)
     axes = [a.strip() for a in args.axes.split(",")] if args.axes else None
-    opts: dict = {}
-    if collective in ("broadcast", "reduce", "gather"):
-        opts["root"] = args.root
-    if collective == "send":
-        opts["src"] = args.root
-        if args.dst is not None:
-            opts["dst"] = args.dst
-    default = {"broadcast": "binomial_tree", "reduce": "binomial_tree", "send": "direct",
-               "gather": "direct"}
-    algorithm = args.algorithm or default.get(collective, "ring")
+    opts = collective.endpoints(args.root, args.dst)
+    algorithm = args.algorithm or default_algorithm(collective)
     names = [a.strip() for a in str(algorithm).split(",") if a.strip()]
     if names == ["all"]:
         names = algorithms(collective, topo, axes)

@@ -32,14 +32,12 @@ from __future__ import annotations
 
 import math
 
-from . import tables as T
-from .tuner import Comm, Prediction, bandwidth
+from .tuner import Comm, Prediction, bandwidth, function, nvls_channel_bandwidth
 
 #: Per-chunk pipeline latency (s) by NCCL algorithm, fitted to the published runs
 #: (median error at 1 MiB and above: ring 5.7%, NVLS 3.0%, NVLS_TREE 8.1%, tree 19%, p2p 2.8%).
 PIPELINE_LATENCY = {"RING": 1e-6, "TREE": 6e-6, "NVLS": 3e-6, "NVLS_TREE": 12e-6,
-                    "COLLNET_DIRECT": 6e-6, "COLLNET_CHAIN": 6e-6, "PAT": 6e-6, "P2P": 4e-6,
-                    "HIERARCHICAL": 4e-6}
+                    "COLLNET_DIRECT": 6e-6, "COLLNET_CHAIN": 6e-6, "PAT": 6e-6, "P2P": 4e-6}
 SOURCE = "nccl-p2p-model"
 
 
@@ -47,12 +45,8 @@ def _bandwidth(p: Prediction, comm: Comm) -> float:
     """The bandwidth (bytes/s against nBytes) a run reaches: the tuner's, except NVLS on
     one node, where the search's network figure should not cap it."""
     if p.algorithm == "NVLS" and comm.nodes == 1 and comm.graphs.get("nvls") is not None:
-        g = comm.graphs["nvls"]
-        intra = g.bw_intra * T.NVLS_EFFICIENCY[comm.arch] * (g.channels - 1) / g.channels
-        func = {"all_reduce": "AllReduce", "all_gather": "AllGather",
-                "reduce_scatter": "ReduceScatter"}[p.collective]
-        intra *= 2 if func == "AllReduce" else (comm.ppn - 1) / comm.ppn
-        bus = g.channels * intra
+        func = function(p.collective)
+        bus = comm.graphs["nvls"].channels * nvls_channel_bandwidth(func, comm)
         tuned = bandwidth(func, "NVLS", "SIMPLE", comm) * 1e9
         ratio = (comm.nranks / (2 * (comm.nranks - 1))) if func == "AllReduce" else 1.0
         return max(tuned, bus * ratio * 1e9)

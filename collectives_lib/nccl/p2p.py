@@ -38,28 +38,20 @@ def _rates(comm: Comm) -> tuple[float, float]:
     return (NVLINK_EFFICIENCY * comm.profile.nvlink_bw * 1e9, comm.profile.net_bw * 1e9)
 
 
-def all_to_all(nbytes: int, comm: Comm, *, hierarchical: bool = False) -> Prediction:
-    """An all-to-all of ``nbytes`` per rank (nccl-tests' size): ``1/N`` of it to each rank.
-
-    ``hierarchical`` times the two-stage variant (regroup inside the node, then one
-    message per remote node on each rail): fewer, larger messages."""
+def all_to_all(nbytes: int, comm: Comm) -> Prediction:
+    """An all-to-all of ``nbytes`` per rank (nccl-tests' size): ``1/N`` of it to each rank,
+    as NCCL runs it, one grouped send/receive to every peer (NCCL has no all-to-all
+    algorithm of its own)."""
     n, g = comm.nranks, comm.ppn
     m = comm.nodes
     nvl, net = _rates(comm)
     intra = (g - 1) / n * nbytes
     inter = (n - g) / n * nbytes
-    if hierarchical:
-        peers = (g - 1) + (m - 1)
-        t_bw = max(intra * m / nvl if g > 1 else 0.0, inter / net if m > 1 else 0.0)
-        name = "HIERARCHICAL"
-    else:
-        peers = n - 1
-        t_bw = max(intra / nvl if g > 1 else 0.0, inter / net if m > 1 else 0.0)
-        name = "P2P"
-    lat = BASE + PER_PEER * peers if n > 1 else 0.0
+    t_bw = max(intra / nvl if g > 1 else 0.0, inter / net if m > 1 else 0.0)
+    lat = BASE + PER_PEER * (n - 1) if n > 1 else 0.0
     time = lat + t_bw
     busbw = (nbytes / time * (n - 1) / n) if time > 0 else 0.0
-    return Prediction("all_to_all", name, "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
+    return Prediction("all_to_all", "P2P", "SIMPLE", int(nbytes), lat, nbytes / t_bw if t_bw else 0.0,
                       busbw, time)
 
 

@@ -68,13 +68,11 @@ class Comm:
     @staticmethod
     def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
                    nvls: bool | None = None, dtype: str = "float32") -> "Comm":
+        """The communicator of ``nodes`` nodes of the preset ``system`` with ``ppn`` GPUs
+        each (default: all of them); see :func:`make_comm`."""
         s = hw.gpu_system(system)
-        if s.nccl is None:
-            raise CollectivesError(f"{system} has no NCCL profile in this library")
-        ppn = s.gpus_per_node if ppn is None else int(ppn)
-        graphs = search(s.nccl, nodes=nodes, ppn=ppn)
-        return Comm(nodes, ppn, s.nccl, graphs, s.nvls if nvls is None else bool(nvls), collnet,
-                    launched_channels(graphs, nodes=nodes, sm=s.nccl.sm), dtype)
+        return make_comm(s, nodes=nodes, ppn=s.gpus_per_node if ppn is None else int(ppn),
+                         collnet=collnet, nvls=nvls, dtype=dtype)
 
     @property
     def nranks(self) -> int:
@@ -105,6 +103,41 @@ class Prediction:
     @property
     def label(self) -> str:
         return f"{self.algorithm}/{self.protocol}"
+
+
+def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = False,
+              nvls: bool | None = None, dtype: str = "float32", algorithms=T.ALGORITHMS,
+              protocols=T.PROTOCOLS) -> Comm:
+    """The one way a :class:`Comm` is made: the channel search for ``nodes`` x ``ppn``
+    GPUs of ``system``, NVLS where the system has it (``nvls=False`` is
+    ``NCCL_NVLS_ENABLE=0``), the launched channel count."""
+    if system.nccl is None:
+        raise CollectivesError(f"{system.name} has no NCCL profile in this library")
+    graphs = search(system.nccl, nodes=nodes, ppn=ppn)
+    return Comm(nodes, ppn, system.nccl, graphs, system.nvls if nvls is None else bool(nvls), collnet,
+                launched_channels(graphs, nodes=nodes, sm=system.nccl.sm), dtype, tuple(algorithms),
+                tuple(protocols))
+
+
+def function(collective) -> str:
+    """NCCL's function for one of the library's collectives (``"all_reduce"`` ->
+    ``"AllReduce"``); raises for the ones NCCL runs as point-to-point sends."""
+    func = FUNCTIONS.get(Collective(collective).value)
+    if func is None:
+        raise CollectivesError(f"NCCL's tuner has no model for {collective}; its point-to-point "
+                               f"path is modelled in collectives_lib.nccl.p2p")
+    return func
+
+
+def nvls_channel_bandwidth(func: str, comm: Comm) -> float:
+    """What one NVLS channel carries inside the node (GB/s of bus bandwidth): the search's
+    per-channel speed, NCCL's NVLS efficiency, one channel's share lost to its head
+    (``(nch - 1) / nch``), and twice that for all-reduce (reduce and multicast each
+    move the data once), ``(ppn - 1) / ppn`` for all-gather and reduce-scatter."""
+    g = comm.graphs["nvls"]
+    nch = g.channels
+    intra = g.bw_intra * T.NVLS_EFFICIENCY[comm.arch] * (nch - 1) / nch
+    return intra * (2 if func == "AllReduce" else (comm.ppn - 1) / comm.ppn)
 
 
 def _nsteps(func: str, n: int) -> int:
@@ -154,8 +187,7 @@ def bus_bandwidth(func: str, algo: str, proto: str, comm: Comm) -> float:
     if algo in ("NVLS", "NVLS_TREE"):
         if nch < 2:
             return 0.0
-        intra = g.bw_intra * T.NVLS_EFFICIENCY[cc] * (nch - 1) / nch
-        intra *= 2 if func == "AllReduce" else (comm.ppn - 1) / comm.ppn
+        intra = nvls_channel_bandwidth(func, comm)
         inter = g.bw_inter * (2 if algo == "NVLS_TREE" and comm.nodes <= 2 else 1)
         bw = min(intra, inter)
         if algo == "NVLS_TREE":
@@ -236,10 +268,7 @@ def latency(func: str, algo: str, proto: str, comm: Comm) -> float:
 
 def predict(collective, nbytes: int, comm: Comm, algorithm: str, protocol: str) -> Prediction | None:
     """NCCL's time for one (algorithm, protocol), or None where NCCL would not run it."""
-    func = FUNCTIONS.get(Collective(collective).value)
-    if func is None:
-        raise CollectivesError(f"NCCL's tuner has no model for {collective}; its point-to-point "
-                               f"path is modelled in collectives_lib.nccl.p2p")
+    func = function(collective)
     algo, proto = algorithm.upper(), protocol.upper()
     if not _exists(func, algo, proto, comm):
         return None

@@ -5,7 +5,9 @@ vendors have published (GitHub issues of NVIDIA/nccl and NVIDIA/nccl-tests,
 cloud providers' benchmark repositories), one CSV per run with a row per
 size, and ``runs.csv`` with each run's hardware, NCCL version, settings,
 source URL and whether its poster or NVIDIA called it healthy. ``models.csv``
-says which preset and options stand for each run (or why none does).
+says which preset and options stand for each run (or why none does); a row
+marked ``pending`` names a preset nobody has yet judged against the run, and
+the run is left out of the comparison until someone does.
 
 :func:`compare` predicts every row with :func:`collectives_lib.estimate`
 (NCCL's model) and reports the error against the measured time:
@@ -35,7 +37,9 @@ from ..topology import GpuCluster, nvswitch_node, parse_topology
 #: nccl-tests' names of the collectives.
 NAMES = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
          "alltoall": "all_to_all", "all_to_all": "all_to_all", "broadcast": "broadcast",
-         "reduce": "reduce"}
+         "reduce": "reduce",
+         "sendrecv": "send"}   # nccl-tests' sendrecv: every rank sends to the next one at once (a ring shift);
+                                # the nearest collective, no run of it is modelled
 #: nccl-tests' type names and the library's dtypes.
 TYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
          "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64", "": "float32"}
@@ -113,6 +117,8 @@ def runs() -> list[Run]:
     out = []
     for r in _read("runs.csv"):
         m = models.get(r["run_id"], {})
+        if m.get("modelled") == "pending":       # a preset is named but its fit not yet judged
+            m = dict(m, topology="", why_not=f"pending: {m['topology']} not yet judged: {m.get('why_not', '')}")
         rows = tuple(_read(f"{r['run_id']}.csv"))
         out.append(Run(r["run_id"], Collective(NAMES[r["collective"]]), r["gpu"],
                        int(r["gpus_per_node"]), int(r["num_nodes"]), r["nccl_version"],

@@ -103,6 +103,11 @@ class GpuCluster(Topology):
                 self.sharp, self.num_pods, self.sus_per_pod if self.num_pods > 1 else None,
                 self.core_oversubscription if self.num_pods > 1 else 1.0)
 
+    @property
+    def gpu_system(self):
+        """The cluster's GPU system preset (as :attr:`system`)."""
+        return self.system
+
     def __repr__(self) -> str:
         extra = ""
         if self.oversubscription != 1:

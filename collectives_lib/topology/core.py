@@ -102,6 +102,19 @@ class Topology:
     routing_kind = "routed"  # "torus": transfers hop between neighbours
 
     # -- value equality ------------------------------------------------------
+
+    @property
+    def max_hops(self) -> int | None:
+        """The most links a route between two ranks crosses, where known without routing
+        (None: not known); timing uses it to price a schedule before building it."""
+        return None
+
+    @property
+    def gpu_system(self):
+        """The GPU system preset (:class:`collectives_lib.hardware.GpuSystem`) this topology is
+        made of, or None (a generic topology, a TPU)."""
+        return None
+
     def _identity(self) -> tuple:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 

@@ -98,9 +98,13 @@ class MeshView(Topology):
         return getattr(self.base, "gpus_per_node", self.base.num_ranks)
 
     @property
-    def system(self):
-        from .. import hardware as hw
-        return getattr(self.base, "system", None) or hw.gpu_system(self.base.name)
+    def max_hops(self):
+        return self.base.max_hops
+
+    @property
+    def gpu_system(self):
+        """The base preset's GPU system (what NCCL's model reads)."""
+        return self.base.gpu_system
 
     # the mesh's axes
     def resolve_axes(self, axes) -> list[int]:

@@ -71,6 +71,15 @@ class Torus(Topology):
         return (self.dims, self.wraparound, self.bidirectional, self.bandwidth, self.latency,
                 self.link_class)
 
+    @property
+    def max_hops(self) -> int:
+        """The diameter: per axis half the ring both ways round, all of it one way, or the
+        whole line without wraparound."""
+        hops = 0
+        for d, wrap in zip(self.dims, self.wraparound):
+            hops += (d // 2 if self.bidirectional else d - 1) if wrap and d > 2 else d - 1
+        return hops
+
     def __repr__(self) -> str:
         wrap = self.wraparound
         wrap_text = str(wrap[0]) if len(set(wrap)) == 1 else str(wrap)

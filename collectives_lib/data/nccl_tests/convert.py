@@ -12,6 +12,10 @@ in the source (fewer tokens) are kept with the missing trailing fields empty,
 provided at least size..oop_busbw are present.  Everything is copied as
 printed (strings), nothing is recomputed.
 
+Logs written with NCCL_DEBUG=INFO and 2>&1 can have NCCL's log records cut into the
+table (a row's first fields, then log lines, then its time/algbw/busbw fields glued to
+the next log line): deinterleave() puts such rows back together first.
+
 The script also checks each row: algbw ~= size/time (1e9 GB/s, time in us) and
 busbw ~= algbw * factor(collective, nranks) and prints a report; nranks is
 taken from runs.csv when available (column 'gpus_per_node'*'num_nodes').
@@ -52,6 +56,51 @@ def parse_line(line):
         root = ""
     vals = rest + [""] * (8 - len(rest))
     return [size, count, typ, redop, root] + vals[:8]
+
+
+LOGREC = re.compile(r"^([\w.-]+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
+FRAGMENT = re.compile(r"^\s*(?:(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|N/A)\s+)*(?:-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|N/A)\s*$")
+
+
+def deinterleave(lines):
+    """Undo stderr interleaved into a table (nccl-tests run with NCCL_DEBUG=INFO and 2>&1).
+
+    stdout is block-buffered per field group, so a data row can come out as
+    "   268435456  67108864  float  sum  -1" + "<host>:<pid>:<tid> [0] NCCL INFO ..." on one line,
+    then INFO lines, then "   893.35  300.48  300.48  0" glued to the next INFO line, and so on.
+    The NCCL log records are cut off at their host name (taken from the file's clean log lines), and
+    the number-only fragments that follow an incomplete row are appended to it. Other files pass
+    through unchanged.
+    """
+    hosts = {m.group(1) for m in (LOGREC.match(line) for line in lines) if m}
+    if not hosts:
+        return lines
+    cut = re.compile("(" + "|".join(re.escape(h) for h in sorted(hosts, key=len, reverse=True)) +
+                     r"):\d+:\d+ \[\d+\] NCCL ")
+    out, pending = [], None
+    for line in lines:
+        m = cut.search(line)
+        head = line[:m.start()] if m else line.rstrip("\n")
+        if m and not head.strip():
+            continue                                   # a log line
+        if pending is not None and FRAGMENT.match(head):
+            pending += " " + head.strip()
+            if len(pending.split()) >= 13:
+                out.append(pending + "\n")
+                pending = None
+            continue
+        if pending is not None:
+            out.append(pending + "\n")
+            pending = None
+        toks = PREFIX.sub("", head).split()
+        starts_row = len(toks) >= 3 and toks[0].isdigit() and toks[1].isdigit() and toks[2] in TYPES
+        if m and starts_row and len(toks) < 13:
+            pending = head.rstrip()                    # a row cut by a log record
+        else:
+            out.append(head + "\n")
+    if pending is not None:
+        out.append(pending + "\n")
+    return out
 
 
 def factor(coll, n):
@@ -104,7 +153,9 @@ def check(run_id, rows, meta):
 # Runs published only as a markdown "size label | busbw" table (in-place busbw).
 # Sizes are labelled loosely ("65K", "132K", "33M"); the table is a 2x sweep
 # starting at 1 KiB, so row i is 1024 * 2**i bytes.  Only ip_busbw is filled.
-BUSBW_ONLY = {"azure-nda100v4-a100x8-allreduce-busbw-only": (1024, "", "sum", "")}
+BUSBW_ONLY = {rid: (1024, "", "sum", "") for rid in (
+    "azure-nda100v4-a100x8-allreduce-busbw-only", "azure-ndh100v5-h100x8-allreduce-nvls-busbw-only",
+    "azure-ndh200v5-h200x8-allreduce-nvls-busbw-only", "azure-ndgb200v6-gb200x4-allreduce-ring-busbw-only")}
 MDROW = re.compile(r"^\|\s*(\d+)([KMG])\s*\|\s*([0-9.]+)\s*\|")
 
 
@@ -132,7 +183,7 @@ def main(ids):
         if run_id in BUSBW_ONLY:
             rows = parse_busbw_only(run_id, lines)
         else:
-            rows = [r for r in (parse_line(line) for line in lines) if r]
+            rows = [r for r in (parse_line(line) for line in deinterleave(lines)) if r]
         with open(os.path.join(HERE, run_id + ".csv"), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(HEADER)

@@ -5,7 +5,15 @@ import csv
 import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLS = ["run_id","collective","gpu","gpus_per_node","num_nodes","interconnect","nccl_version",
-        "settings","command","source_url","date","healthy","note"]
+        "settings","command","source_url","date","healthy","note",
+        # structured columns (wave 3): how the run was launched and on what
+        "launch","nics_per_node","nic_gbps","fabric","env","dtype","gpu_model","health_evidence","added"]
+# launch: process-per-gpu, or gpus-per-process=<g> (nccl-tests -g g, one process driving g GPUs);
+#   empty when the post does not show it.  nics_per_node / nic_gbps: scale-out NICs of a node
+#   (tray for GB200/GB300) and the rate of one, Gb/s; empty for single-node runs or when not stated.
+# fabric: nvlink-only, pcie, infiniband, roce, efa, tcpx, tcpxo, mnnvl (NVLink across trays of an
+#   NVL72 rack), mnnvl+infiniband / mnnvl+roce (several racks).  env: the NCCL_* variables the run
+#   set, ';'-separated.  health_evidence: who said what about the numbers (or why nobody did).
 I309 = "https://github.com/NVIDIA/nccl-tests/issues/309"
 I290 = "https://github.com/NVIDIA/nccl-tests/issues/290"
 CW = "https://github.com/coreweave/nccl-tests/blob/cb86553328f8c9ed6f9d682971f5f9b17a926ab4/README.md"
@@ -13,8 +21,6 @@ DS = "https://github.com/dstackai/dstack/blob/511c318c8a7672fb2a925041bfc2d7301a
 AW = "https://github.com/aws-samples/awsome-distributed-training/blob/7217859f67bc693c52ff175ccc6082c41dbd7a1b/micro-benchmarks/nccl-tests/"
 OCI = "https://github.com/oracle-quickstart/oci-gpu-quickstarts/blob/6a0abdc78b574b28eb10926387615c8414ed8c1d/nvidia/GB200/README-GB200.md"
 WB = "https://github.com/waynehacking8/nccl-collectives-bench/blob/38c093eda275208e175abd3969c14e1316fe50e6/results/"
-VULTR = ("(repository not identified) public GitHub file 'B200 / Vultr POC - cluster test summary' "
-         "(summary.md, generated 2026-05-18), search-index file id 60744093665, section 10 'NCCL raw sweep'")
 NVL4 = "NVLink4 (18 links, 900 GB/s bidir) + NVSwitch gen3 (NVLS capable)"
 NVL5 = "NVLink5 (1.8 TB/s bidir) + NVSwitch gen4 (NVLS capable)"
 RUNS = [
@@ -60,18 +66,6 @@ RUNS = [
       settings="defaults", command="reduce_scatter_perf -b 8 -e 8G -f 2 -g 4 -n 50 -w 5 (from header)",
       source_url=WB+"reduce_scatter.txt", date="2026-05-31", healthy="unknown", note="4 ranks."),
  # ---------------- item 3: 8x A100 ----------------
- dict(run_id="a100x8-allreduce-thanos-g8", collective="all_reduce", gpu="A100-SXM4-80GB",
-      gpus_per_node=8, num_nodes=1, interconnect="NVLink3 (12 links, 600 GB/s bidir) + NVSwitch gen2", nccl_version="",
-      settings="defaults (NCCL from pip nvidia-nccl-cu12, version not printed)", command="./build/all_reduce_perf -b 8 -e 4G -f 2 -g 8",
-      source_url="(repository not identified) public GitHub markdown note on building nccl-tests (Chinese), search-index file id 33201577724",
-      date="", healthy="unknown",
-      note="Author: '单机8卡A100，随着数据量上升，逐渐接近理论上限240GB/s' (approaches the ~240 GB/s ceiling). 232 GB/s at 4 GiB matches the usual ~230 GB/s A100 ring busbw => likely healthy. Single process, 8 GPUs (-g 8). Provenance weak: repository/URL could not be resolved from the index."),
- dict(run_id="a100x8-allreduce-thanos-mpirun", collective="all_reduce", gpu="A100-SXM4-80GB",
-      gpus_per_node=8, num_nodes=1, interconnect="NVLink3 (12 links, 600 GB/s bidir) + NVSwitch gen2", nccl_version="",
-      settings="defaults", command="mpirun --oversubscribe --allow-run-as-root -np 8 -N 8 -host localhost ./build/all_reduce_perf -b 8 -e 4G -f 2 -g 1",
-      source_url="(repository not identified) same file as a100x8-allreduce-thanos-g8, search-index file id 33201577724",
-      date="", healthy="unknown",
-      note="Same machine, one MPI process per GPU: small-size latency ~18-25 us vs ~39 us with -g 8 in one process. Two OpenMPI warning lines interleaved in the table (kept in raw, ignored by convert.py)."),
  dict(run_id="azure-nda100v4-a100x8-allreduce-busbw-only", collective="all_reduce", gpu="A100-SXM4-80GB (Azure ND96amsr_A100_v4)",
       gpus_per_node=8, num_nodes=1, interconnect="NVLink3 + NVSwitch gen2", nccl_version="2.18.5",
       settings="", command="(not given) NCCL AllReduce, in-place, 1K..8G",
@@ -181,24 +175,6 @@ RUNS = [
       settings="defaults", command="./build/alltoall_perf -b 512k -e 8G -f 2 -g 4",
       source_url=OCI+" (NCCL All-to-All Single Node)", date="2026-03-03", healthy="yes",
       note="Vendor baseline; HAND-EDITED 2-row table with misprinted counts (printed 107374124 and 2147483648 for 4 GiB / 8 GiB; nccl-tests would print 268435456 / 536870912 for float with 4 ranks). 4 ranks confirmed by busbw/algbw=0.75. Out-of-place vs in-place differ by ~9%."),
- dict(run_id="b200x8-allreduce-vultr-poc", collective="all_reduce", gpu="B200 (HGX B200, Vultr)",
-      gpus_per_node=8, num_nodes=1, interconnect=NVL5, nccl_version="",
-      settings="NVIDIA dgxc-benchmarking nccl testset (-d float -n 20 -w 5 -R 0 -c 1); exact NCCL_NVLS_ENABLE value of this sweep not stated (busbw 843 > ring limit => NVLS on)",
-      command="all_reduce_perf -b 8 -e 16G -f 2 -g 1 (dgxc microbenchmark_nccl, 8 ranks)",
-      source_url=VULTR, date="2026-05-18", healthy="unknown",
-      note="Third-party acceptance report (Vultr HGX B200 POC). Peak 842.9 GB/s. Provenance weak: repository could not be resolved; text retrieved from the search index. Same report also has 16-rank (2-node) sweeps, not transcribed (only partly retrieved)."),
- dict(run_id="b200x8-allgather-vultr-poc", collective="all_gather", gpu="B200 (HGX B200, Vultr)",
-      gpus_per_node=8, num_nodes=1, interconnect=NVL5, nccl_version="", settings="dgxc-benchmarking nccl testset (-d float)",
-      command="all_gather_perf -b 8 -e 16G -f 2 -g 1 (8 ranks)", source_url=VULTR, date="2026-05-18", healthy="unknown",
-      note="Peak 672-684 GB/s (ring, ~76% of 900 GB/s/dir). First 4 rows size 0."),
- dict(run_id="b200x8-reducescatter-vultr-poc", collective="reduce_scatter", gpu="B200 (HGX B200, Vultr)",
-      gpus_per_node=8, num_nodes=1, interconnect=NVL5, nccl_version="", settings="dgxc-benchmarking nccl testset (-d float)",
-      command="reduce_scatter_perf -b 8 -e 16G -f 2 -g 1 (8 ranks)", source_url=VULTR, date="2026-05-18", healthy="unknown",
-      note="Peak 695 GB/s."),
- dict(run_id="b200x8-alltoall-vultr-poc", collective="alltoall", gpu="B200 (HGX B200, Vultr)",
-      gpus_per_node=8, num_nodes=1, interconnect=NVL5, nccl_version="", settings="dgxc-benchmarking nccl testset: -d uint8; NCCL_NCHANNELS_PER_NET_PEER swept (1 or 2; which one is 'alltoall' vs 'alltoall_v2' not stated)",
-      command="alltoall_perf -b 8 -e 16G -f 2 -g 1 -d uint8 (8 ranks)", source_url=VULTR, date="2026-05-18", healthy="unknown",
-      note="Peak 672.7 GB/s (out-of-place). A second near-identical sweep 'alltoall_v2' exists in the report (not transcribed)."),
  dict(run_id="gcp-a4-b200x8-2node-roce-allreduce-dstack", collective="all_reduce", gpu="B200 (GCP a4-highgpu-8g)",
       gpus_per_node=8, num_nodes=2, interconnect="NVLink5+NVSwitch intra; 8x 400 Gb/s RoCE (CX-7, 3.2 Tb/s) per node", nccl_version="",
       settings="", command="dstack apply -f nccl-tests.dstack.yml (all_reduce_perf -b 8 -e 8G -f 2 -g 1; the log shown starts at 8 MiB)",
@@ -230,6 +206,92 @@ RUNS = [
       source_url=DS+"gcp.md (tab 'A3 Mega')", date="2025-12-16", healthy="unknown",
       note="Tool-vendor docs example; #wrong = N/A (validation off). 188.5 GB/s busbw; 16 ranks (factor 0.9375)."),
 ]
+
+H100 = "H100-SXM5"
+NVL8 = dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="400", fabric="infiniband", dtype="float",
+            gpu_model=H100)
+WAVE2 = {   # the structured columns of the runs transcribed in wave 2
+ "dgxh100x8-nvls-allreduce-dgxc-bench": dict(launch="process-per-gpu", fabric="nvlink-only", env="", dtype="float",
+     gpu_model=H100, health_evidence="NVIDIA's DGX Cloud recipe shows it as its sample output; 480 GB/s is the ~480 GB/s NVLS peak sjeaugey gives in nccl-tests#212"),
+ "p5-h100x8-nvls-allreduce-awsbatch": dict(launch="process-per-gpu", fabric="nvlink-only",
+     env="NCCL_BUFFSIZE=8388608;NCCL_P2P_NET_CHUNKSIZE=524288;NCCL_TUNER_PLUGIN=libnccl-ofi-tuner.so", dtype="float",
+     gpu_model=H100, health_evidence="AWS sample: 'check the output' (the expected result of the AWS Batch recipe)"),
+ "h100x8-nvls-allreduce-issue290": dict(launch="gpus-per-process=8", fabric="nvlink-only", env="", dtype="float",
+     gpu_model=H100, health_evidence="AddyLaddy (NVIDIA): '476GB/s looks to be in the expected range for H100'"),
+ "h100x8-ring-reducescatter-nccl1047": dict(launch="", fabric="nvlink-only", env="NCCL_ALGO=Ring", dtype="float",
+     gpu_model=H100, health_evidence="no verdict on these numbers; 362 GB/s matches the ~360-370 GB/s sjeaugey (NVIDIA) gives for non-NVLS H100 collectives (nccl-tests#212)"),
+ "h100x4of8-allreduce-ncclcollbench": dict(launch="gpus-per-process=4", fabric="nvlink-only", env="", dtype="float",
+     gpu_model=H100, health_evidence="none: personal benchmark on a shared host"),
+ "h100x4of8-allgather-ncclcollbench": dict(launch="gpus-per-process=4", fabric="nvlink-only", env="", dtype="float",
+     gpu_model=H100, health_evidence="none: personal benchmark on a shared host"),
+ "h100x4of8-reducescatter-ncclcollbench": dict(launch="gpus-per-process=4", fabric="nvlink-only", env="", dtype="float",
+     gpu_model=H100, health_evidence="none: personal benchmark on a shared host"),
+ "azure-nda100v4-a100x8-allreduce-busbw-only": dict(launch="gpus-per-process=8", fabric="nvlink-only", env="NCCL_ALGO=NVLS",
+     dtype="float", gpu_model="A100-SXM4-80GB",
+     health_evidence="Microsoft Azure publishes it as the ND A100 v4 reference result (the harness's NCCL_ALGO=NVLS column; A100 has no NVLS)"),
+ "p4de-a100x8-2node-efa-allreduce-awsome": dict(launch="process-per-gpu", nics_per_node="4", nic_gbps="100", fabric="efa",
+     env="NCCL_BUFFSIZE=8388608;NCCL_P2P_NET_CHUNKSIZE=524288", dtype="float", gpu_model="A100-SXM4-80GB",
+     health_evidence="AWS: 'the output should look as below'"),
+ "h100x8-2node-ib-allreduce-issue309-qoofyk": dict(NVL8,
+     env="NCCL_NET_GDR_LEVEL=1;NCCL_P2P_LEVEL=NVL;NCCL_IB_DISABLE=0;NCCL_IB_GID_INDEX=0;NCCL_IB_HCA=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1",
+     health_evidence="kiskra-nvidia (NVIDIA): 'Your numbers look good to me!'"),
+ "h100x8-4node-ib-vm-allreduce-issue309-qoofyk": dict(NVL8,
+     env="NCCL_TOPO_FILE=/mnt/nfs/vm_topo_mod.xml;NCCL_NET_GDR_LEVEL=1;NCCL_P2P_LEVEL=NVL;NCCL_IB_DISABLE=0;NCCL_IB_GID_INDEX=0;NCCL_IB_HCA=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1",
+     health_evidence="kiskra-nvidia (NVIDIA): 'That's a good number. Multi-node, your IB network will be the limiting factor'"),
+ "h100x8-2node-ib-allreduce-issue309-gjaion": dict(NVL8, env="",
+     health_evidence="no verdict on this run; kiskra-nvidia (NVIDIA) calls 2-node results an aberration (ideal case for NVLSTree); equals the confirmed qoofyk 2-node run"),
+ "h100x8-4node-ib-allreduce-issue309-gjaion": dict(NVL8, env="",
+     health_evidence="no verdict; kiskra-nvidia (NVIDIA) suggests tuning (NCCL_MIN_CTAS, QPs) for this cluster"),
+ "h100x8-8node-ib-allreduce-issue309-gjaion": dict(NVL8, env="",
+     health_evidence="kiskra-nvidia (NVIDIA) on ~320 GB/s at 8 nodes: 'That's possible, depending on your network'"),
+ "h100x8-8node-ib-allreduce-minctas24-issue309-gjaion": dict(NVL8, env="NCCL_MIN_CTAS=24;NCCL_IB_QPS_PER_CONNECTION=2",
+     health_evidence="the tuning NVIDIA suggested; 391 GB/s is close to the 400 GB/s IB limit kiskra-nvidia quoted"),
+ "h100x8-2node-ib-allreduce-ring-minctas24-issue309-gjaion": dict(NVL8,
+     env="NCCL_ALGO=Ring;NCCL_MIN_CTAS=24;NCCL_IB_QPS_PER_CONNECTION=2",
+     health_evidence="gj-aion (poster): 'sub 400 GB/s, which is the IB limit of our network'"),
+ "h100x8-2node-ib-allreduce-issue290": dict(NVL8, env="NCCL_SOCKET_IFNAME=eth0",
+     health_evidence="the issue is about multi-node degradation: 155 GB/s against ~467 GB/s on healthy 2-node NDR H100 (#309); cause not found in the thread"),
+ "h100x8-2node-ib-allreduce-ring-issue290": dict(NVL8,
+     env="NCCL_ALGO=RING;NCCL_IB_AR_THRESHOLD=0;NCCL_IB_PCI_RELAXED_ORDERING=1;NCCL_IB_SPLIT_DATA_ON_QPS=0;NCCL_IB_QPS_PER_CONNECTION=2;NCCL_IB_HCA=mlx5_0,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_7,mlx5_8,mlx5_9;NCCL_IGNORE_CPU_AFFINITY=1",
+     health_evidence="poster (shahizat) asks whether it is correct, no answer; algbw plateaus at ~48 GB/s = one NIC (suspected cause: traffic on one NIC)"),
+ "h100x8-12node-ib-sharp-allreduce-coreweave": dict(NVL8,
+     env="NCCL_ALGO=COLLNETCHAIN;NCCL_COLLNET_ENABLE=1;NCCL_IB_HCA=ibp;NCCL_IB_PCI_RELAXED_ORDERING=0",
+     health_evidence="none: vendor example log, not labelled as expected performance"),
+ "nebius-h100x8-2node-ib-allreduce-dstack": dict(NVL8, env="NCCL_DEBUG=INFO",
+     health_evidence="none: tool-vendor docs example; equals NVIDIA-confirmed 2-node NDR runs (#309)"),
+ "p5-h100x8-2node-efa-allreduce-awsome": dict(launch="process-per-gpu", nics_per_node="32", nic_gbps="100", fabric="efa",
+     env="NCCL_BUFFSIZE=8388608;NCCL_P2P_NET_CHUNKSIZE=524288", dtype="float", gpu_model=H100,
+     health_evidence="AWS: 'the output should look as below'"),
+ "gb200-nvl72-1rack-allreduce-coreweave": dict(launch="process-per-gpu", fabric="mnnvl", env="", dtype="float",
+     gpu_model="GB200", health_evidence="CoreWeave's README lists it under 'Expected Performance'"),
+ "gb200-nvl72-2rack-allreduce-coreweave": dict(launch="process-per-gpu", fabric="mnnvl+infiniband", env="", dtype="float",
+     gpu_model="GB200", health_evidence="CoreWeave's README lists it under 'Expected Performance'"),
+ "gb200-nvl72-20rack-allreduce-coreweave": dict(launch="process-per-gpu", fabric="mnnvl+infiniband", env="", dtype="float",
+     gpu_model="GB200", health_evidence="CoreWeave's README lists it under 'Expected Performance'"),
+ "gb200x4-tray-nvls-allreduce-oci": dict(launch="gpus-per-process=4", fabric="nvlink-only", env="", dtype="float",
+     gpu_model="GB200", health_evidence="Oracle publishes it as the shape's NCCL baseline"),
+ "gb200x4-tray-alltoall-oci": dict(launch="gpus-per-process=4", fabric="nvlink-only", env="", dtype="float",
+     gpu_model="GB200", health_evidence="Oracle publishes it as the shape's NCCL baseline"),
+ "gcp-a4-b200x8-2node-roce-allreduce-dstack": dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="400", fabric="roce",
+     env="", dtype="float", gpu_model="B200", health_evidence="none: tool-vendor docs example"),
+ "lambda-b200x8-2node-ib-allreduce-dstack": dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="400",
+     fabric="infiniband", env="NCCL_IB_HCA=^mlx5_0", dtype="float", gpu_model="B200",
+     health_evidence="none: tool-vendor docs example (NIC count and speed assumed, not stated)"),
+ "b200x8-2node-gib-allgather-dranet": dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="400", fabric="roce",
+     env="(GKE gIB set_nccl_env.sh defaults, not listed)", dtype="float", gpu_model="B200",
+     health_evidence="none: docs example; 260 GB/s is below the 366 GB/s Google shows for the same machine type (gke-a4-b200x8-2node-roce-allgather-clustertoolkit)"),
+ "gcp-a3mega-h100x8-2node-tcpxo-allreduce-ztan": dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="200",
+     fabric="tcpxo", env="(${HOST_VARS}, not listed)", dtype="float", gpu_model=H100,
+     health_evidence="none: personal fork of a recipe"),
+ "gcp-a3mega-h100x8-2node-tcpxo-allgather-dstack": dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="200",
+     fabric="tcpxo", env="NCCL_FASTRAK_CTRL_DEV=enp0s12;NCCL_FASTRAK_IFNAME=enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0;NCCL_SOCKET_IFNAME=enp0s12;NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY=/dev/aperture_devices (plus nccl-env-profile-ll128.sh)",
+     dtype="float", gpu_model=H100, health_evidence="none: tool-vendor docs example; equals Google's own a3-mega example (gke-a3mega-h100x8-2node-tcpxo-allgather-clustertoolkit)"),
+}
+for r in RUNS:
+    r.update(WAVE2[r["run_id"]], added="wave2")
+from runs_wave3 import WAVE3   # noqa: E402  (the runs transcribed in wave 3, with every column)
+RUNS += [dict(r, added="wave3") for r in WAVE3]
+assert len({r["run_id"] for r in RUNS}) == len(RUNS), "duplicate run_id"
 with open(os.path.join(HERE, "runs.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=COLS, quoting=csv.QUOTE_MINIMAL)
     w.writeheader()

@@ -1,0 +1,90 @@
+"""The communicator NCCL would see for a collective on a topology, and what it weighs.
+
+:func:`comm_for` turns a topology (and the axes a collective spans) into a
+:class:`~collectives_lib.nccl.tuner.Comm`; :func:`predictions` lists every
+(algorithm, protocol) NCCL would consider for a collective and size, or its
+point-to-point path (:mod:`collectives_lib.nccl.p2p`).
+
+Introduced in the chapter *GPU collectives within the node*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import hardware as hw
+from ..collective import collective as as_collective
+from ..errors import CollectivesError
+from ..topology import Topology
+from . import p2p, tables
+from .tuner import FUNCTIONS, Comm, Prediction, make_comm, predict_all
+
+
+def _system(topology: Topology) -> hw.GpuSystem | None:
+    return topology.gpu_system if isinstance(topology, Topology) else None
+
+
+def supports(topology: Topology) -> bool:
+    """Whether NCCL's model applies: a GPU system preset with an NCCL profile."""
+    s = _system(topology)
+    return s is not None and s.nccl is not None
+
+
+def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: bool | None = None,
+             algorithms=None, protocols=None) -> Comm:
+    """The communicator NCCL would see for a collective over ``axes`` of ``topology``.
+
+    On a GPU cluster the whole cluster is ``nodes`` x ``gpus_per_node``; over
+    ``axes="gpu"`` each communicator is one node; over ``axes="node"`` it holds
+    one GPU per node (a data-parallel group on one rail). ``nvls=False`` is
+    ``NCCL_NVLS_ENABLE=0``; ``algorithms`` and ``protocols`` are ``NCCL_ALGO``
+    and ``NCCL_PROTO`` (NCCL's names, case-insensitive).
+    """
+    s = _system(topology)
+    if s is None or s.nccl is None:
+        raise CollectivesError(
+            f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
+            f"not one: use model='ideal'")
+    nodes, ppn = _span(topology, axes)
+    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
+    algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
+    protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
+    return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
+                     algorithms=algos, protocols=protos)
+
+
+def _span(topology: Topology, axes) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the communicator over ``axes``: the nodes its first
+    group's ranks sit on, and its ranks per node (on a switch, one node). A program's
+    mesh laid on the GPUs (:func:`collectives_lib.topology.with_mesh`) may split a
+    node: data=4,model=4 on two nodes of 8 gives each data group 2 nodes x 2 GPUs."""
+    group = np.asarray(topology.axis_groups(axes))[0]
+    nodes = len(np.unique(group // getattr(topology, "gpus_per_node", topology.num_ranks)))
+    return nodes, len(group) // nodes
+
+
+def _names(values, allowed, what) -> list[str]:
+    if isinstance(values, str):
+        values = [v for v in values.replace(";", ",").split(",") if v.strip()]
+    out = []
+    for v in values:
+        key = str(v).strip().upper()
+        if key == "SIMPLE" or key in allowed:
+            out.append(key)
+        else:
+            raise CollectivesError(f"{what} {v!r} is not one of {', '.join(allowed)}")
+    if not out:
+        raise CollectivesError(f"{what} needs at least one of {', '.join(allowed)}")
+    return out
+
+
+def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
+    """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size)."""
+    coll = as_collective(collective)
+    if coll.value in FUNCTIONS:
+        return predict_all(coll, nbytes, comm)
+    if coll == "all_to_all":
+        return [p2p.all_to_all(nbytes, comm)]
+    if coll == "gather":
+        return [p2p.gather(nbytes, comm)]
+    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1)]

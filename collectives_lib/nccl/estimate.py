@@ -1,0 +1,133 @@
+"""NCCL's model behind one entry: what NCCL runs for a collective, and what a run measures.
+
+:func:`estimate` is the whole of NCCL's model as the rest of the library sees
+it: one communicator (:func:`collectives_lib.nccl.comm_for`), every
+(algorithm, protocol) NCCL would weigh at each size
+(:func:`collectives_lib.nccl.predictions`), NCCL's pick (the least *tuner*
+time, as ``src/enqueue.cc`` picks), and for the pick and every alternative
+the time nccl-tests would measure (:func:`collectives_lib.nccl.measured_time`).
+The choice, the reported times and the sorted alternatives all come from
+these same numbers: NCCL chooses by its tuner's time, and the answer shows
+both times.
+
+>>> import collectives_lib as cl
+>>> e = estimate("all_reduce", cl.nvswitch_node("dgx-h100"), [2**32])[0]
+>>> e.algorithm, e.nccl_algorithm, e.protocol, cl.format_time(e.tuner_time), cl.format_time(e.time)
+('nvls', 'NVLS', 'SIMPLE', '15.8 ms', '16.3 ms')
+
+Introduced in the chapter *GPU collectives within the node*.
+"""
+
+from __future__ import annotations
+
+from ..builders import algorithm_name, group_for, nccl_names
+from ..collective import collective as as_collective
+from ..errors import CollectivesError
+from ..estimates import Alternative, NcclEstimate
+from ..timing import bound_kinds
+from ..topology import Topology
+from ..units import element_size
+from .comm import comm_for, predictions
+from .measured import measured_time
+from .tuner import FUNCTIONS
+
+_WHY_AUTO = "NCCL's tuner picks it: the least predicted time over its algorithms and protocols"
+_WHY_P2P = ("NCCL runs it as grouped point-to-point sends: a cost per peer, NVLink inside the node, "
+            "one NIC per GPU across nodes")
+
+
+def names_here(collective, topology: Topology, axes=None, *, nvls=None, dtype: str = "float32",
+               protocol: str | None = None, size: int = 1 << 30) -> dict[str, str]:
+    """The registry's name -> NCCL's, for what NCCL would run for ``collective`` here
+    (at ``size``; the algorithms NCCL enables do not depend on the size)."""
+    coll = as_collective(collective)
+    comm = comm_for(topology, axes, dtype=dtype, nvls=nvls,
+                    protocols=None if protocol is None else [protocol])
+    to_registry = nccl_names(coll)
+    out = {}
+    for p in predictions(coll, size, comm):
+        out.setdefault(to_registry.get(p.algorithm, p.algorithm.lower()), p.algorithm)
+    return out
+
+
+def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, axes=None,
+             protocol: str | None = None, dtype: str = "float32", nvls: bool | None = None,
+             options=None) -> list[NcclEstimate]:
+    """NCCL's answer for ``collective`` at every size in ``sizes`` (nccl-tests' sizes).
+
+    ``algorithm`` is ``auto`` (NCCL's tuner) or a registry name NCCL runs here
+    (``ring``, ``tree``, ``nvls``, ...: ``NCCL_ALGO``); ``protocol`` fixes the
+    protocol (``NCCL_PROTO``), ``nvls=False`` is ``NCCL_NVLS_ENABLE=0``.
+    Each answer carries the lower bound for the kind of algorithm NCCL picks
+    (reducing in the switches or not) and, for one that does not, the in-network
+    bound apart.
+    """
+    coll = as_collective(collective)
+    options = dict(options or {})
+    group, groups = group_for(coll, topology, axes, options)          # roots checked here
+    comm = comm_for(topology, axes, dtype=dtype, nvls=nvls,
+                    protocols=None if protocol is None else [protocol])
+    to_registry = nccl_names(coll)
+    wanted = algorithm_name(algorithm)
+    tuned = coll.value in FUNCTIONS
+    if wanted != "auto":
+        here = names_here(coll, topology, axes, nvls=nvls, dtype=dtype, protocol=protocol)
+        if wanted not in here:
+            _refuse(coll, topology, wanted, here, protocol, nvls)
+    esize = element_size(dtype)
+    kinds = bound_kinds(coll, topology, sizes, axes=axes, options=options, element_size=esize)
+    out = []
+    for i, size in enumerate(sizes):
+        preds = predictions(coll, int(size), comm)
+        if wanted != "auto":
+            preds = [p for p in preds if to_registry.get(p.algorithm, p.algorithm.lower()) == wanted]
+        if not preds:
+            _refuse(coll, topology, wanted, {}, protocol, nvls)
+        best = min(preds, key=lambda p: p.time)           # ties: NCCL's loop order, which min keeps
+        time = measured_time(best, comm)
+        alternatives = tuple(sorted(
+            (Alternative(to_registry.get(p.algorithm, p.algorithm.lower()), measured_time(p, comm),
+                         p.protocol if tuned else None, p.time) for p in preds if p is not best),
+            key=lambda a: a.tuner_time))
+        lat = min(best.latency, time)
+        why = (_WHY_AUTO if wanted == "auto" else "as requested; NCCL's best protocol for it") if tuned else _WHY_P2P
+        plain, apart = kinds[in_network(best.algorithm)]
+        out.append(NcclEstimate(
+            collective=coll, topology=topology, algorithm=to_registry.get(best.algorithm, best.algorithm.lower()),
+            model="nccl", nbytes=int(size), dtype=dtype, time=time, latency_time=lat,
+            bandwidth_time=time - lat, group_size=group.n, num_groups=len(groups), reason=why,
+            bound=plain[i], network_bound=apart[i], note=_split_note(coll, int(size), group.n, dtype),
+            alternatives=alternatives, protocol=best.protocol if tuned else None,
+            nccl_algorithm=best.algorithm, tuner_time=best.time, channels=comm.channels))
+    return out
+
+
+def in_network(nccl_algorithm: str) -> bool:
+    """Whether NCCL's algorithm reduces in the switches (NVLS, NVLS_TREE, CollNet)."""
+    return nccl_algorithm in ("NVLS", "NVLS_TREE", "COLLNET_DIRECT", "COLLNET_CHAIN")
+
+
+def _split_note(coll, nbytes: int, n: int, dtype: str) -> str:
+    """What nccl-tests does with a size that is not whole elements per rank: it runs
+    ``count = size / element`` elements (rounded down), split over the ranks."""
+    esize = element_size(dtype)
+    pieces = coll.pieces(n)
+    if nbytes % esize:
+        return (f"{nbytes % esize} bytes do not make a whole {esize}-byte element and are left out "
+                f"(nccl-tests counts whole elements)")
+    elements = nbytes // esize * (n if coll.layout == "pairs" else 1)
+    if elements % pieces:
+        return (f"{elements:,} elements do not split evenly over {pieces:,} ranks' pieces "
+                f"(NCCL spreads the remainder)")
+    return ""
+
+
+def _refuse(coll, topology, wanted, here, protocol, nvls) -> None:
+    if here:
+        raise CollectivesError(
+            f"NCCL does not run {wanted} for {coll} here; its algorithms here are "
+            f"{', '.join(sorted(here))} (or use model='ideal' to time {wanted} on the links)")
+    raise CollectivesError(
+        f"NCCL has no {'protocol ' + protocol + ' for ' if protocol else ''}"
+        f"{wanted if wanted != 'auto' else 'algorithm'} for {coll} on {topology!r}"
+        + (" (NVLS is off)" if nvls is False else ""))
