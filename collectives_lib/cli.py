@@ -299,14 +299,19 @@ def _show(args, out) -> int:
 HLO_DESCRIPTION = """\
 Read the collectives of one XLA HLO module (the text of
 jax.jit(f).lower(*args).compile().as_text(), or a file XLA wrote with
-XLA_FLAGS=--xla_dump_to=DIR) and time each on a topology, with a total. The
-module's device ids are the topology's ranks (row-major, as a JAX mesh), so
-every collective runs over the topology axes its replica groups span.
+XLA_FLAGS=--xla_dump_to=DIR) and time each on a topology, with a total. Async
+chains and the TPU compiler's collective fusions count once, as they run; loop
+bodies count their trips; permutes are timed as routed point-to-point pairs.
+Device i of the module runs on rank i of the topology unless --devices says
+otherwise, so every collective runs over the topology axes its replica groups
+span, or, on a GPU preset, over the --mesh axes laid row-major on its GPUs.
+A file over 128 MiB, or without an HloModule line in its first 64 KiB, is
+refused.
 
 examples:
   {prog} module.after_optimizations.txt --topology tpu-v5e:4x2 --mesh x=4,y=2
-  {prog} module.txt -t gb200-tray:2 --mesh data=2,model=4 --json
-  {prog} module.txt -t dgx-h100:2 --model ideal
+  {prog} module.txt -t dgx-h100:1 --mesh data=4,model=2 --json
+  {prog} module.txt -t dgx-h100:2 --mesh data=4,model=4 --model ideal
 """
 
 
@@ -318,6 +323,8 @@ def _hlo_parser(sub) -> None:
     p.add_argument("--topology", "-t", required=True, help=TOPOLOGY_HELP)
     p.add_argument("--mesh", help="the program's mesh, axis=size pairs in order, e.g. x=4,y=2: "
                    "names the axes each collective spans")
+    p.add_argument("--devices", help="the rank that runs each of the module's devices, in device "
+                   "order, e.g. 0,1,3,2 (the device assignment; default: device i on rank i)")
     p.add_argument("--model", choices=MODELS, type=str.lower,
                    help="nccl (the default on GPU presets) or ideal (the default elsewhere)")
     p.add_argument("--algorithm", "-a", default="auto", help="an algorithm name, or auto")
@@ -328,27 +335,20 @@ def _hlo_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CollectivesError(f"{path} is not text (not UTF-8): not an HLO dump") from None
+def _devices(text: str) -> list[int]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or not all(p.isdigit() and len(p) < 8 for p in parts):
+        raise CollectivesError(f"--devices {str(text)[:60]!r} is not a list of ranks like 0,1,3,2")
+    return [int(p) for p in parts]
 
 
 def _hlo(args, out) -> int:
-    from .hlo import parse_hlo, parse_mesh
-    from .book.wire import time_hlo
+    from .hlo import parse_hlo, parse_mesh, read_hlo, time_hlo
     mesh = parse_mesh(args.mesh) if args.mesh is not None else None
+    devices = _devices(args.devices) if args.devices is not None else None
     topo = _topology(args)
-    module = parse_hlo(_read_text(args.file))
-    timing = time_hlo(module, topo, mesh=mesh, model=args.model,
+    module = parse_hlo(read_hlo(args.file))
+    timing = time_hlo(module, topo, mesh=mesh, devices=devices, model=args.model,
                       algorithm=algorithm_name(args.algorithm))
     if args.json:
         out.write(json.dumps(timing.as_dict(), allow_nan=False) + "\n")

@@ -10,10 +10,12 @@ Introduced in the chapter *GPU collectives within the node*.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import hardware as hw
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
-from ..topology import GpuCluster, Topology
+from ..topology import Topology
 from . import p2p, tables
 from .tuner import FUNCTIONS, Comm, Prediction, make_comm, predict_all
 
@@ -43,18 +45,22 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
         raise CollectivesError(
             f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
             f"not one: use model='ideal'")
-    if isinstance(topology, GpuCluster):
-        idx = topology.resolve_axes(axes)
-        nodes = topology.num_nodes if 0 in idx else 1
-        ppn = topology.gpus_per_node if 1 in idx else 1
-        collnet = bool(getattr(topology, "sharp", False)) and idx == [0, 1]
-    else:
-        topology.resolve_axes(axes)
-        nodes, ppn, collnet = 1, topology.num_ranks, False
+    nodes, ppn = _span(topology, axes)
+    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos)
+
+
+def _span(topology: Topology, axes) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the communicator over ``axes``: the nodes its first
+    group's ranks sit on, and its ranks per node (on a switch, one node). A program's
+    mesh laid on the GPUs (:func:`collectives_lib.topology.with_mesh`) may split a
+    node: data=4,model=4 on two nodes of 8 gives each data group 2 nodes x 2 GPUs."""
+    group = np.asarray(topology.axis_groups(axes))[0]
+    nodes = len(np.unique(group // getattr(topology, "gpus_per_node", topology.num_ranks)))
+    return nodes, len(group) // nodes
 
 
 def _names(values, allowed, what) -> list[str]:
