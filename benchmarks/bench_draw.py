@@ -49,7 +49,7 @@ DRAWINGS = {
     "buffers, 64 ranks (with replay)": lambda ax: D.draw_buffers(RING_ALL_REDUCE_64, 70, ax=ax),
     "buffers, 64 ranks (states given)": lambda ax: D.draw_buffers(RING_ALL_REDUCE_64, 70, ax=ax, states=STATES_64),
     "transfers, 64 ranks": lambda ax: D.draw_transfers(RING_ALL_REDUCE_64, 70, ax=ax),
-    "cost curves, 3 algorithms": lambda ax: D.draw_cost_curves(NODE, "all_reduce", ["ring", "tree", "sharp"], ax=ax),
+    "cost curves, 3 algorithms": lambda ax: D.draw_cost_curves(cl.analysis.cost_curves(NODE, "all_reduce", ["ring", "tree", "sharp"]), ax=ax),
     "bandwidth ladder": lambda ax: D.draw_bandwidth_ladder(ax=ax),
 }
 

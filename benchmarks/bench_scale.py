@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,47 @@ CASES = {
     "superpod-sweep": ("40-size sweep (8 B to 8 GiB), all-reduce on a SuperPod",
                        ["sweep", "-t", "dgx-h100:128", "-c", "all_reduce", "-b", "8", "-e", "8G",
                         "-f", "1.7", "--model", "ideal"]),
+    "hlo-20000": ("hlo: 20,000 collectives of distinct sizes, v5e 4x2",
+                  ["hlo", "{hlo-20000}", "-t", "tpu-v5e:4x2", "--mesh", "x=4,y=2"]),
+    "hlo-50MB": ("hlo: a 50 MB module (2,800 collectives among its ops), v5e 4x2",
+                 ["hlo", "{hlo-50MB}", "-t", "tpu-v5e:4x2"]),
 }
+
+_ADD = ("HloModule big, num_partitions=8\n%add (a: f32[], b: f32[]) -> f32[] {\n"
+        "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n"
+        "ENTRY %main (p: f32[1024,1024]) -> f32[1024,1024] {\n"
+        "  %p.0 = f32[1024,1024]{1,0:T(8,128)} parameter(0)\n")
+_CONFIG = ('backend_config={"flag_configs":[],"window_config":{"kernel_window_bounds":["256","4"],'
+           '"estimated_cycles":"1079216"},"used_scoped_memory_configs":[]}')
+
+
+def hlo_module(path: str, *, collectives: int = 0, nbytes: int = 0) -> None:
+    """Write a module of ``collectives`` all-reduces of distinct sizes, or one of about
+    ``nbytes`` of text with an all-reduce every 50 instructions (as compiled TPU text,
+    each instruction with its metadata and backend config)."""
+    lines, size, i = [_ADD], len(_ADD), 0
+    while (collectives and i < collectives) or (nbytes and size < nbytes):
+        i += 1
+        if collectives:
+            n = 1024 + i
+            line = (f"  %p.{i} = f32[{n}]{{0}} all-reduce(f32[{n}]{{0}} %p.0), channel_id={i}, "
+                    f"replica_groups={'[2,4]<=[4,2]T(1,0)' if i % 2 else '[4,2]<=[8]'}, "
+                    f"use_global_device_ids=true, to_apply=%add\n")
+        elif i % 50 == 0:
+            line = (f"  %p.{i} = f32[1024,1024]{{1,0:T(8,128)}} all-reduce(%p.{i - 1}), "
+                    f"channel_id={i}, replica_groups=[4,2]<=[8], use_global_device_ids=true, "
+                    f"to_apply=%add, metadata={{op_name=\"jit(f)/psum\"}}, {_CONFIG}\n")
+        else:
+            line = (f"  %p.{i} = f32[1024,1024]{{1,0:T(8,128)}} multiply(%p.{i - 1}, %p.{i - 1}), "
+                    f"metadata={{op_name=\"jit(f)/mul\" source_file=\"/a/b.py\"}}, {_CONFIG}\n")
+        lines.append(line)
+        size += len(line)
+    lines.append("  ROOT %r = f32[1024,1024]{1,0} copy(%p.0)\n}\n")
+    with open(path, "w") as f:
+        f.writelines(lines)
+
+
+_FILES = {"hlo-20000": {"collectives": 20000}, "hlo-50MB": {"nbytes": 50 * 10**6}}
 
 #: The other large inputs of issue 15 (no target: they must answer, or refuse in one line).
 EXTRAS = {
@@ -87,15 +128,22 @@ def main() -> None:
     ap.add_argument("names", nargs="*", help=f"cases to run (default the targets: {', '.join(CASES)})")
     args = ap.parse_args()
     table = {**CASES, **EXTRAS}
+    folder = tempfile.mkdtemp()
+    files = {}
+    for key, kw in _FILES.items():
+        files[key] = os.path.join(folder, f"{key}.txt")
+        hlo_module(files[key], **kw)
     print(f"{'case':<56} {'min wall (s)':>12} {'min CPU (s)':>11} {'peak RSS (MB)':>14} {'exit':>5}")
     for name in args.names or (list(table) if args.extras else list(CASES)):
         what, argv = table[name]
+        argv = [files.get(a.strip("{}"), a) if a.startswith("{") else a for a in argv]
         runs = [measure(argv, args.timeout) for _ in range(args.repeats)]
         wall = min(r[0] for r in runs)
         cpu = min(r[1] for r in runs)
         rss = min(r[2] for r in runs)
         print(f"{what:<56} {wall:>12.2f} {cpu:>11.2f} {rss:>14.0f} {runs[-1][3]:>5}")
         print(f"    {' '.join(argv)}\n    -> {runs[-1][4][:150]}")
+    shutil.rmtree(folder)
 
 
 if __name__ == "__main__":

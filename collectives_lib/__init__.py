@@ -4,7 +4,9 @@ Topologies (rings, chains, tori, TPU slices and pods, NVSwitch nodes, InfiniBand
 fat trees), step-accurate collective schedules, replay on real data, and a
 contention-aware simulator. ``import collectives_lib as cl`` pulls in numpy
 only: drawing (``cl.draw``), explorers (``cl.explore``), the MPI runner
-(``cl.mpi``) and the command line (``cl.cli``) load on first use.
+(``cl.mpi``), the reader of nccl-tests outputs (``cl.diagnose``, a module one
+calls: ``cl.diagnose("all_reduce_perf.log")``) and the command line (``cl.cli``)
+load on first use.
 
 >>> import collectives_lib as cl
 >>> ring = cl.Ring(8, bandwidth=45e9, latency=1e-6)
@@ -54,14 +56,16 @@ toc = (
     ("Sizes", ("parse_size", "format_bytes", "format_time", "format_rate")),
     ("Errors", ("CollectivesError", "ScheduleError")),
     ("Modules", ("analysis", "builders", "costs", "hardware", "nccl", "units",
-                 "hlo", "book", "workloads", "scaling", "wire", "explore", "draw", "mpi", "cli")),
+                 "hlo", "diagnose", "book", "workloads", "scaling", "wire", "explore", "draw", "mpi",
+                 "cli")),
 )
 
 __all__ = [name for _, names in toc for name in names]
 
-#: Loaded on first use: the tools (``hlo``, ``mpi``, ``cli``), the drawings and the
+#: Loaded on first use: the tools (``hlo``, ``diagnose``, ``mpi``, ``cli``), the drawings and the
 #: book's helpers (``book``; ``workloads``, ``scaling``, ``wire`` and ``explore`` are its modules).
 _LAZY = {"draw": "draw", "book": "book", "mpi": "mpi", "cli": "cli", "hlo": "hlo",
+         "diagnose": "diagnose",
          "workloads": "book.workloads", "scaling": "book.scaling", "wire": "book.wire",
          "explore": "book.explore"}
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from .estimates import Choice
 from .schedule import Schedule, Step, Traffic, boxes_array
 from .simulate import simulate, simulate_sizes
 from .topology import Topology, Torus
+from .units import element_size, format_bytes
 
 
 # ---------------------------------------------------------------------------
@@ -243,6 +245,15 @@ class CostCurves:
     times: Mapping[str, np.ndarray]    # label -> seconds at each size
     alpha: Mapping[str, float]         # label -> latency term L in seconds (the time of an empty message)
     beta: Mapping[str, float]          # label -> seconds per byte B (the slope for large messages)
+    factors: Mapping[str, float] = None   # label -> nccl-tests' busbw factor of its group
+
+    def algbw(self, label: str) -> np.ndarray:
+        """nccl-tests' algorithm bandwidth V / t at every size (bytes/s)."""
+        return self.sizes / self.times[label]
+
+    def busbw(self, label: str) -> np.ndarray:
+        """nccl-tests' bus bandwidth: algbw times the collective's factor for the group."""
+        return self.algbw(label) * self.factors[label]
 
     @property
     def labels(self) -> list[str]:
@@ -283,11 +294,107 @@ def cost_curves(topology: Topology, collective: str | None = None, algorithms=No
     if sizes is None:
         sizes = np.logspace(3, 10, 57)
     sizes = np.asarray(sizes, dtype=float)
-    times, alpha, beta = {}, {}, {}
+    times, alpha, beta, factors = {}, {}, {}, {}
     for label, sched in scheds.items():
         times[label] = simulate_sizes(sched, topology, sizes)
         alpha[label], beta[label] = latency_and_slope(sched, topology)
-    return CostCurves(collective or next(iter(scheds.values())).collective, topology, sizes, times, alpha, beta)
+        factors[label] = sched.busbw_factor()
+    return CostCurves(collective or next(iter(scheds.values())).collective, topology, sizes, times, alpha, beta,
+                      factors)
+
+
+def link_load_values(schedule: Schedule, topology: Topology, nbytes: int, step: int | None = None
+                     ) -> tuple[np.ndarray, str]:
+    """Seconds each link is busy during the whole schedule (or during ``step``, 0-based),
+    and a title that says which: the numbers behind :func:`~collectives_lib.draw.draw_link_loads`."""
+    from .simulate import step_link_loads
+    name = f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
+    if step is not None:
+        loads = step_link_loads(schedule, topology, step, nbytes)
+        return loads / topology.links.bandwidth, f"link busy time in step {step + 1} of {name}"
+    r = simulate(schedule, topology, nbytes)
+    return r.link_busy, f"link busy time over the whole {name} of {format_bytes(r.nbytes)}"
+
+
+# ---------------------------------------------------------------------------
+# The numbers behind two chapters' explorers
+# ---------------------------------------------------------------------------
+
+#: The reduce-scatter explorer's axes: label -> registered algorithm.
+AXIS_KINDS = {"bidirectional ring": "bidirectional_ring", "one-way ring": "ring", "chain": "chain"}
+#: 1 KiB .. 16 GiB in half powers of two: the reduce-scatter explorer's curve sizes.
+CURVE_SIZES = 2.0 ** np.arange(10, 34.5, 0.5)
+
+
+@lru_cache(maxsize=None)
+def one_axis_curves(n: int, kind: str, bandwidth: float, latency: float) -> dict:
+    """Simulated times over :data:`CURVE_SIZES` of all-gather, reduce-scatter and
+    all-reduce on one axis of ``n`` chips wired as ``kind`` (a key of
+    :data:`AXIS_KINDS`), ideal link model: ``{"sizes", "n", "kind", "bandwidth",
+    "latency", collective: times}`` (introduced in the reduce-scatter chapter)."""
+    from .plan import build
+    from .topology import Chain, Ring
+
+    if kind not in AXIS_KINDS:
+        raise CollectivesError(f"kind must be one of {', '.join(AXIS_KINDS)}, got {kind!r}")
+    topo = (Chain(n, bandwidth=bandwidth, latency=latency) if kind == "chain" else
+            Ring(n, bandwidth=bandwidth, latency=latency, bidirectional=kind == "bidirectional ring"))
+    out = {"sizes": CURVE_SIZES, "n": n, "kind": kind, "bandwidth": bandwidth, "latency": latency}
+    for c in ("all_gather", "reduce_scatter", "all_reduce"):
+        out[c] = simulate_sizes(build(c, topo, AXIS_KINDS[kind]), topo, CURVE_SIZES)
+    return out
+
+
+#: The all-gather explorer's schedules: label -> registered algorithm.
+ALL_GATHER_KINDS = {"unidirectional ring": "ring", "bidirectional ring": "bidirectional_ring",
+                    "chain": "chain", "2D torus, both axes": "multi_axis"}
+
+
+def all_gather_topology(algorithm: str, n: int, bandwidth: float, latency: float):
+    """The topology each all-gather explorer schedule runs on: a ring (one-way for
+    ``ring``), a chain, or a square torus of ``n`` chips for ``multi_axis``."""
+    from .topology import Chain, Ring, Torus
+
+    if algorithm == "multi_axis":
+        k = int(round(n ** 0.5))
+        if k * k != n:
+            raise CollectivesError(f"the 2D schedule needs a square number of chips, got {n}")
+        return Torus((k, k), bandwidth=bandwidth, latency=latency, link_class="ici")
+    if algorithm == "chain":
+        return Chain(n, bandwidth=bandwidth, latency=latency, link_class="ici")
+    return Ring(n, bandwidth=bandwidth, latency=latency, link_class="ici", bidirectional=algorithm != "ring")
+
+
+def all_gather_arrivals(schedule: Schedule) -> np.ndarray:
+    """For every rank and block, the step after which the block has arrived; for the 2D
+    schedule the columns are slots, part 0's blocks first, then part 1's."""
+    from .replay import arrival_steps
+
+    if schedule.algorithm != "multi_axis":
+        return arrival_steps(schedule)
+    per_slot = arrival_steps(schedule, per_slot=True)
+    n = schedule.group_size
+    parts = per_slot.shape[1] // n
+    return per_slot[:, [parts * b + p for p in range(parts) for b in range(n)]]
+
+
+def all_gather_explorer_data(bandwidth: float, latency: float, ns=(4, 16, 64), sizes=None, marks=()) -> dict:
+    """Everything the all-gather explorer draws, computed once (ideal link model): for
+    every ``n`` and schedule the topology, the schedule, its times over ``sizes``, its
+    arrival grid, and at each size in ``marks`` (the explorer's slider sizes) the
+    simulator's :class:`~collectives_lib.simulate.Result` at that size rounded to whole shards."""
+    from .plan import build
+
+    sizes = np.logspace(3, 10, 57) if sizes is None else np.asarray(sizes, dtype=float)
+    data = {"sizes": sizes, "ns": tuple(ns), "marks": tuple(marks)}
+    for n in ns:
+        for label, algorithm in ALL_GATHER_KINDS.items():
+            topo = all_gather_topology(algorithm, n, bandwidth, latency)
+            sched = build("all_gather", topo, algorithm)
+            data[n, label] = {"topology": topo, "schedule": sched, "times": simulate_sizes(sched, topo, sizes),
+                              "arrivals": all_gather_arrivals(sched),
+                              "marks": {m: simulate(sched, topo, sched.round_size(m)) for m in marks}}
+    return data
 
 
 # ---------------------------------------------------------------------------
@@ -308,21 +415,23 @@ def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather
 
     Introduced in the chapter *GPU collectives across nodes* (the closing table).
     """
+    from .models import estimate
     rows = []
     for coll in collectives:
         try:
-            choice = resolve(coll, topology, algorithm, int(nbytes), axes, {})
-            reason = "chosen by the caller" if algorithm != "auto" else choice.reason
-            sched = build_named(coll, topology, choice.algorithm, axes)
-            size = sched.round_size(int(nbytes))
-            r = simulate(sched, topology, size, overhead=overhead)
+            name = algorithm_name(algorithm)
+            probe = build_named(coll, topology, timing.choose(coll, topology, int(nbytes), axes=axes)[0]
+                                if name == "auto" else name, axes)
+            size = probe.round_size(int(nbytes))
+            e = estimate(coll, topology, size, name, axes=axes, model="ideal", overhead=overhead)
         except CollectivesError as exc:
             rows.append({"collective": coll, "algorithm": None, "error": str(exc)})
             continue
-        rows.append({"collective": coll, "algorithm": choice.algorithm, "reason": reason,
-                     "nbytes": size, "group_size": r.group_size, "steps": r.num_steps,
-                     "time": r.time, "algbw": r.algbw, "busbw": r.busbw,
-                     "bottleneck": r.bottleneck, "error": None})
+        rows.append({"collective": coll, "algorithm": e.algorithm,
+                     "reason": "chosen by the caller" if name != "auto" else e.reason,
+                     "nbytes": e.nbytes, "group_size": e.group_size, "steps": e.num_steps,
+                     "time": e.time, "algbw": e.algbw, "busbw": e.busbw,
+                     "bottleneck": e.bottleneck, "error": None})
     return rows
 
 
@@ -455,3 +564,95 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
                                "bidirectional_ring": costs.bidirectional_ring_all_gather}[column](n, timed, W)
             rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, t, cf, formula))
     return rows
+
+
+# ---------------------------------------------------------------------------
+# Algorithms side by side, as nccl-tests prints them
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Comparison:
+    """Several algorithms of one collective timed at the same sizes in one model
+    (made by :func:`compare`). ``str()`` prints the table the way nccl-tests'
+    ``all_reduce_perf`` prints its out-of-place and in-place halves: the size
+    columns once, then time, algbw and busbw per algorithm, and each
+    algorithm's share of its lower bound."""
+
+    collective: str
+    topology: Topology
+    model: str
+    sizes: tuple[int, ...]
+    rows: Mapping[str, tuple]          # label -> one Estimate per size
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.rows)
+
+    def __getitem__(self, label: str) -> tuple:
+        return self.rows[label]
+
+    def times(self, label: str) -> np.ndarray:
+        return np.array([e.time for e in self.rows[label]])
+
+    def fastest(self) -> list[str]:
+        """The label with the least time at each size."""
+        return [min(self.labels, key=lambda k: self.rows[k][i].time) for i in range(len(self.sizes))]
+
+    def crossovers(self, a: str, b: str) -> float | None:
+        """The size where ``a`` and ``b`` swap places (log-log interpolation), or None."""
+        return crossover(np.array(self.sizes, dtype=float), self.times(a), self.times(b))
+
+    def as_dict(self) -> dict:
+        return {"collective": self.collective, "topology": repr(self.topology), "model": self.model,
+                "sizes": list(self.sizes),
+                "rows": {k: [e.as_dict() for e in v] for k, v in self.rows.items()}}
+
+    def __str__(self) -> str:
+        first = next(iter(self.rows.values()))[0]
+        title = (f"# {self.collective} on {self.topology!r} ({self.topology.num_ranks} ranks"
+                 + (f", groups of {first.group_size}" if first.num_groups > 1 else "")
+                 + f"), {first.model_name}")
+        groups = [(k, v) for k, v in self.rows.items()]
+        head1 = f"# {'':>12} {'':>12} {'':>8}" + "".join(f" {k[:34]:>34}" for k, _ in groups)
+        head2 = f"# {'size':>12} {'count':>12} {'type':>8}" + "".join(
+            f" {'time':>9} {'algbw':>7} {'busbw':>7} {'bound':>7}" for _ in groups)
+        head3 = f"# {'(B)':>12} {'(elements)':>12} {'':>8}" + "".join(
+            f" {'(us)':>9} {'(GB/s)':>7} {'(GB/s)':>7} {'':>7}" for _ in groups)
+        lines = [title, "#", head1, head2, head3]
+        esize = element_size(first.dtype)
+        for i, size in enumerate(self.sizes):
+            cells = []
+            for _, row in groups:
+                e = row[i]
+                rate = (lambda r: f"{'n/a':>7}" if r is None else f"{r / 1e9:>7.2f}")
+                cells.append(f" {e.time * 1e6:>9.2f} {rate(e.algbw)} {rate(e.busbw)} {e.efficiency:>7.0%}")
+            lines.append(f"  {size:>12d} {size // esize:>12d} {first.dtype:>8}" + "".join(cells))
+        lines.append("# bound: the lower bound's share of the time (100%: the bound is reached)")
+        return "\n".join(lines)
+
+
+def compare(collective, topology: Topology, algorithms=None, sizes=None, *, model: str | None = None,
+            axes=None, dtype: str = "float32", **options) -> Comparison:
+    """Time ``algorithms`` (names, ``"auto"`` among them if wanted; default: every one
+    the model accepts here) of ``collective`` at ``sizes`` (default: nccl-tests'
+    8 B to 1 GiB, every 4x) in one model, each through :func:`collectives_lib.models.sweep`.
+
+    Introduced in the chapter *A first look*; the chapters' comparison tables are these.
+    """
+    from .models import algorithms as accepted, model_for, sweep
+    from .units import sweep_sizes
+    coll = as_collective(collective)
+    which = model_for(model, topology)
+    if algorithms is None:
+        algorithms = [k for k, why in accepted(coll, topology, axes, model=which, **options).items()
+                      if why is None]
+    if isinstance(algorithms, str):
+        algorithms = [algorithms]
+    if not algorithms:
+        raise CollectivesError(f"compare needs at least one algorithm for {coll} on {topology!r}")
+    sizes = tuple(sweep_sizes(8, 1 << 30, 4) if sizes is None else (int(s) for s in sizes))
+    rows = {}
+    for name in algorithms:
+        rows[str(name)] = tuple(sweep(coll, topology, sizes, name, axes=axes, model=which, dtype=dtype,
+                                      **options))
+    return Comparison(coll.value, topology, which, sizes, rows)

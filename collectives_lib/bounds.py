@@ -73,9 +73,14 @@ def _relevant(topology: Topology, members: np.ndarray) -> tuple[np.ndarray, np.n
     inside[members] = True
     if len(members) > 1 and topology.num_vertices > topology.num_ranks:
         # only switches on the routes join the ranks: where every vertex is a rank
-        # (a torus) there is nothing to route for
-        src = np.concatenate([np.full(len(members) - 1, members[0]), members[1:]])
-        dst = np.concatenate([members[1:], np.full(len(members) - 1, members[0])])
+        # (a torus) there is nothing to route for. Routes to and from the first member and
+        # the last: each member's own way in and out (a host, a leaf) lies on one of them
+        src, dst = [], []
+        for hub in (members[0], members[-1]):
+            others = members[members != hub]
+            src += [np.full(len(others), hub), others]
+            dst += [others, np.full(len(others), hub)]
+        src, dst = np.concatenate(src), np.concatenate(dst)
         r = topology.routes(src, dst)
         ends = np.concatenate([links.src[r.inc_link], links.dst[r.inc_link]])
         inside[ends[ends >= topology.num_ranks]] = True

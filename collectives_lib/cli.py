@@ -5,6 +5,7 @@
     python -m collectives_lib algorithms --topology ring:8 --bandwidth 45e9 --collective all_to_all
     python -m collectives_lib show --topology ring:4 --bandwidth 1e9 --collective all_reduce
     python -m collectives_lib run --np 4 --collective all_reduce --algorithm ring --size 1MiB
+    python -m collectives_lib diagnose all_reduce_perf.log
 
 Bad input exits with status 2 and one line naming the value and what is allowed.
 """
@@ -133,6 +134,7 @@ def _make_parser(prog: str = "collectives") -> argparse.ArgumentParser:
     _common(p, size=False, model=False)
     p.add_argument("--max-steps", type=int, default=64, help="steps to print (default 64)")
     _hlo_parser(sub)
+    _diagnose_parser(sub)
     from .mpi.cli import RUN_DESCRIPTION, add_arguments
     p = sub.add_parser("run", help="run a schedule over MPI and compare with MPI's collective",
                        description=RUN_DESCRIPTION.format(prog=f"{prog} run"),
@@ -302,14 +304,19 @@ def _show(args, out) -> int:
 HLO_DESCRIPTION = """\
 Read the collectives of one XLA HLO module (the text of
 jax.jit(f).lower(*args).compile().as_text(), or a file XLA wrote with
-XLA_FLAGS=--xla_dump_to=DIR) and time each on a topology, with a total. The
-module's device ids are the topology's ranks (row-major, as a JAX mesh), so
-every collective runs over the topology axes its replica groups span.
+XLA_FLAGS=--xla_dump_to=DIR) and time each on a topology, with a total. Async
+chains and the TPU compiler's collective fusions count once, as they run; loop
+bodies count their trips; permutes are timed as routed point-to-point pairs.
+Device i of the module runs on rank i of the topology unless --devices says
+otherwise, so every collective runs over the topology axes its replica groups
+span, or, on a GPU preset, over the --mesh axes laid row-major on its GPUs.
+A file over 128 MiB, or without an HloModule line in its first 64 KiB, is
+refused.
 
 examples:
   {prog} module.after_optimizations.txt --topology tpu-v5e:4x2 --mesh x=4,y=2
-  {prog} module.txt -t gb200-tray:2 --mesh data=2,model=4 --json
-  {prog} module.txt -t dgx-h100:2 --model ideal
+  {prog} module.txt -t dgx-h100:1 --mesh data=4,model=2 --json
+  {prog} module.txt -t dgx-h100:2 --mesh data=4,model=4 --model ideal
 """
 
 
@@ -321,6 +328,8 @@ def _hlo_parser(sub) -> None:
     p.add_argument("--topology", "-t", required=True, help=TOPOLOGY_HELP)
     p.add_argument("--mesh", help="the program's mesh, axis=size pairs in order, e.g. x=4,y=2: "
                    "names the axes each collective spans")
+    p.add_argument("--devices", help="the rank that runs each of the module's devices, in device "
+                   "order, e.g. 0,1,3,2 (the device assignment; default: device i on rank i)")
     p.add_argument("--model", choices=MODELS, type=str.lower,
                    help="nccl (the default on GPU presets) or ideal (the default elsewhere)")
     p.add_argument("--algorithm", "-a", default="auto", help="an algorithm name, or auto")
@@ -331,32 +340,92 @@ def _hlo_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CollectivesError(f"{path} is not text (not UTF-8): not an HLO dump") from None
+def _devices(text: str) -> list[int]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or not all(p.isdigit() and len(p) < 8 for p in parts):
+        raise CollectivesError(f"--devices {str(text)[:60]!r} is not a list of ranks like 0,1,3,2")
+    return [int(p) for p in parts]
 
 
 def _hlo(args, out) -> int:
-    from .hlo import parse_hlo, parse_mesh
-    from .book.wire import time_hlo
+    from .hlo import parse_hlo, parse_mesh, read_hlo, time_hlo
     mesh = parse_mesh(args.mesh) if args.mesh is not None else None
+    devices = _devices(args.devices) if args.devices is not None else None
     topo = _topology(args)
-    module = parse_hlo(_read_text(args.file))
-    timing = time_hlo(module, topo, mesh=mesh, model=args.model,
+    module = parse_hlo(read_hlo(args.file))
+    timing = time_hlo(module, topo, mesh=mesh, devices=devices, model=args.model,
                       algorithm=algorithm_name(args.algorithm))
     if args.json:
         out.write(json.dumps(timing.as_dict(), allow_nan=False) + "\n")
     else:
         out.write(str(timing) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# diagnose: a reader's nccl-tests output beside NCCL's model (collectives_lib.diagnose)
+# ---------------------------------------------------------------------------
+
+DIAGNOSE_DESCRIPTION = """\
+Read the output of an nccl-tests binary (all_reduce_perf, all_gather_perf,
+reduce_scatter_perf, alltoall_perf, broadcast_perf, reduce_perf,
+sendrecv_perf), with or without its header and NCCL_DEBUG=INFO lines, and
+print its table beside what NCCL's model expects for every row: the
+expected time and busbw, the ratio of measured to expected time and the
+algorithm/protocol the model expects. Without --topology it picks the
+nearest preset from the GPU model, ranks and hosts the output names, and
+says why. The verdict is healthy, degraded (with the likely cause and its
+evidence) or unknown (no preset stands for the machine); any #wrong other
+than 0 is degraded.
+
+examples:
+  {prog} all_reduce_perf.log
+  mpirun -np 16 -N 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 | {prog} -
+  {prog} run.txt --topology dgx-h100:2 --env NCCL_ALGO=Ring
+  {prog} run.txt --json
+"""
+
+
+def _diagnose_parser(sub) -> None:
+    p = sub.add_parser("diagnose", help="read an nccl-tests output beside NCCL's model",
+                       description=DIAGNOSE_DESCRIPTION.format(prog="collectives diagnose"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="the output of an nccl-tests binary ('-' reads stdin)")
+    p.add_argument("--topology", "-t", help="the machine, when the output does not say it or says "
+                   "it wrong: " + TOPOLOGY_HELP)
+    p.add_argument("--env", action="append", default=[], metavar="NCCL_X=VALUE",
+                   help="an NCCL setting the run used that its output does not state "
+                        "(NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE); repeatable")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _read_limited(path: str) -> bytes:
+    from .diagnose import MAX_BYTES
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_BYTES + 1) if hasattr(sys.stdin, "buffer") else \
+            sys.stdin.read(MAX_BYTES + 1).encode("utf-8")
+        return data
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _diagnose(args, out) -> int:
+    from .diagnose import decode, diagnose
+    env = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("NCCL_") or not value:
+            raise CollectivesError(f"--env {item!r}: give NCCL_NAME=VALUE, like NCCL_ALGO=Ring")
+        env[key] = value
+    text = decode(_read_limited(args.file), "standard input" if args.file == "-" else args.file)
+    d = diagnose(text, args.topology, env=env)
+    if args.json:
+        out.write(json.dumps(d.as_dict(), allow_nan=False) + "\n")
+    else:
+        out.write(str(d) + "\n")
     return 0
 
 
@@ -375,7 +444,7 @@ def main(argv: list[str] | None = None, out=None, err=None, *, prog: str = "coll
             from .mpi.cli import run
             return run(args, out, err)
         handler = {"estimate": _estimate, "sweep": _sweep, "algorithms": _algorithms,
-                   "show": _show, "hlo": _hlo}[args.command]
+                   "show": _show, "hlo": _hlo, "diagnose": _diagnose}[args.command]
         return handler(args, out)
     except CollectivesError as exc:
         err.write(f"{'collectives run' if argv[:1] == ['run'] else 'collectives'}: error: {exc}\n")

@@ -164,21 +164,46 @@ SOURCES: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One sourced hardware figure."""
+class Figure(float):
+    """One sourced hardware figure: a number (``hw.H100.nvlink_bandwidth * 2`` is a float)
+    that keeps its unit, the key of its source in :data:`SOURCES`, and a note.
 
-    value: float
-    unit: str
-    source: str
-    note: str = ""
+    >>> f = Figure(45e9, "B/s", "scaling-book")
+    >>> f / 1e9, f.source, f.unit
+    (45.0, 'scaling-book', 'B/s')
+    """
 
-    def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise CollectivesError(f"unknown source key {self.source!r}")
+    __slots__ = ("unit", "source", "note")
 
-    def __float__(self) -> float:
-        return float(self.value)
+    def __new__(cls, value: float, unit: str, source: str, note: str = "") -> "Figure":
+        if source not in SOURCES:
+            raise CollectivesError(f"unknown source key {source!r}")
+        self = super().__new__(cls, value)
+        object.__setattr__(self, "unit", unit)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "note", note)
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Figure is read-only ({name})")
+
+    @property
+    def value(self) -> float:
+        """The number as a plain float."""
+        return float(self)
+
+    @property
+    def cite(self) -> str:
+        """Where the figure comes from, as the references page writes it."""
+        title, url = SOURCES[self.source]
+        return f"{title}" + (f" ({url})" if url else "")
+
+    def __repr__(self) -> str:
+        note = f", {self.note!r}" if self.note else ""
+        return f"Figure({float(self)!r}, {self.unit!r}, {self.source!r}{note})"
+
+    def __reduce__(self):
+        return (Figure, (float(self), self.unit, self.source, self.note))
 
 
 def _f(value: float, unit: str, source: str, note: str = "") -> Figure:

@@ -3,7 +3,7 @@
 ``build("all_gather", tpu_slice("v5e", "8x16"), axes="x")`` returns the
 schedule XLA would run on that axis (a chain: the short axis has no
 wraparound); ``algorithm="auto"`` is resolved by
-:func:`collectives_lib.analysis.choose`, which on GPU systems does what NCCL's
+:func:`collectives_lib.timing.choose` (the ideal model's ``auto``), which on GPU systems does what NCCL's
 tuner does. ``algorithms`` lists what applies and, with ``reasons=True``, why
 the rest does not. Both read the algorithm registry
 (:mod:`collectives_lib.builders`).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import analysis
+from . import checks, timing
 from .builders import algorithm_name, build_named, reasons as _reasons_for
 from .collective import collective as as_collective
 from .errors import CollectivesError
@@ -51,7 +51,8 @@ def build(collective, topology, algorithm: str = "auto", *, axes=None,
         if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):
             raise CollectivesError("auto needs a topology to choose for; name an algorithm "
                                    "for a schedule over a number of ranks")
-        name = analysis.choose(coll, topology, nbytes, axes=axes, **options).algorithm
+        size = 1 << 30 if nbytes is None else checks.size(nbytes)
+        name = timing.choose(coll, topology, size, axes=axes, options=options)[0]
     return build_named(coll, topology, name, axes, options)
 
 

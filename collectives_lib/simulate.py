@@ -79,6 +79,58 @@ def _envelope(lat: np.ndarray, unit: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One stage of a schedule (its steps with the same label): its time alone, and its
+    latency part (the rest is its bytes over its busiest links)."""
+
+    name: str
+    time: float
+    latency: float
+
+    @property
+    def bandwidth_time(self) -> float:
+        return self.time - self.latency
+
+
+@dataclass(frozen=True)
+class Stages:
+    """A schedule's stages (:meth:`Result.stages`), with the total one after another
+    (``unoverlapped``) and the total the schedule takes (``time``, less where
+    pipelined stages overlap)."""
+
+    stages: tuple[Stage, ...]
+    time: float
+    unoverlapped: float
+
+    def __iter__(self):
+        return iter(self.stages)
+
+    def __len__(self) -> int:
+        return len(self.stages)
+
+    def __getitem__(self, name: str) -> Stage:
+        for st in self.stages:
+            if st.name == name:
+                return st
+        raise KeyError(f"no stage {name!r}; the stages are {', '.join(st.name for st in self.stages)}")
+
+    @property
+    def slowest(self) -> Stage:
+        return max(self.stages, key=lambda st: st.time)
+
+    def __str__(self) -> str:
+        width = max([len(st.name) for st in self.stages] + [5])
+        lines = [f"{'stage':<{width}}  {'time':>9}  {'latency':>9}  {'bandwidth':>9}"]
+        for st in self.stages:
+            lines.append(f"{st.name:<{width}}  {format_time(st.time):>9}  {format_time(st.latency):>9}  "
+                         f"{format_time(st.bandwidth_time):>9}")
+        lines.append(f"{'one after another':<{width}}  {format_time(self.unoverlapped):>9}")
+        if self.time < self.unoverlapped * (1 - 1e-9):
+            lines.append(f"{'overlapped':<{width}}  {format_time(self.time):>9}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
 class Result:
     """What :func:`simulate` reports (seconds, bytes, bytes/s)."""
 
@@ -100,6 +152,14 @@ class Result:
     topology: Topology = field(repr=False)
     timed_bytes: float = 0.0    # the whole array the time is for (every slot as large as the largest)
     note: str = ""              # how the size split, when not evenly
+    stage_latencies: dict = field(default_factory=dict)   # each stage's latency part (its time at size 0)
+
+    def stages(self) -> "Stages":
+        """The stages one after another: each one's time, its latency and bandwidth parts,
+        and what overlapping them (a pipelined schedule) made of the total."""
+        return Stages(tuple(Stage(name, float(t), float(self.stage_latencies.get(name, 0.0)))
+                            for name, t in self.stage_times.items()),
+                      self.time, self.time_unoverlapped)
 
     @property
     def num_steps(self) -> int:
@@ -344,6 +404,7 @@ def _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_
         latency_time=latency_time, bandwidth_time=float(total - latency_time),
         link_bytes=link_bytes, link_busy=link_busy, bottleneck_link=bottleneck_link,
         bottleneck=bottleneck, topology=topology, timed_bytes=timed, note=split.note(),
+        stage_latencies={k: float(v[0]) for k, v in lat_stages.items()},
     )
 
 

@@ -4,11 +4,12 @@ Every ideal-model answer (:func:`collectives_lib.estimate`, ``sweep``, what
 ``auto`` picks, :func:`collectives_lib.analysis.compare`) goes through here:
 
 1. :func:`auto_rule` says which algorithms ``auto`` weighs and by what rule.
-   On a TPU torus the rule is what XLA runs (rings on axes with wraparound,
-   chains without, every axis at once), stated; where XLA's choice is not
-   fixed (broadcast, reduce, gather, send; all-to-all on an axis without
-   wraparound) and on every other topology it is the least time among named
-   candidates (on GPU systems, the algorithms NCCL runs).
+   On a TPU slice or pod the rule is what XLA runs (rings on axes with
+   wraparound, chains without, every axis at once), stated; where XLA's
+   choice is not fixed (broadcast, reduce, gather, send; all-to-all on an axis
+   without wraparound), on the GPU presets (among the algorithms NCCL runs)
+   and on every generic topology (among every algorithm that applies), it is
+   the least time of the candidates at each size.
 2. :func:`time_candidates` builds each candidate's schedule once, routes it
    once and times it at every size (:func:`~collectives_lib.simulate.simulate_sizes`),
    or, for a schedule too large to build, times the algorithm's closed form.
@@ -41,7 +42,7 @@ from .errors import CollectivesError
 from .estimates import Alternative, IdealEstimate
 from .schedule import Schedule
 from .simulate import simulate_sizes
-from .topology import Topology, Torus
+from .topology import Topology, Torus, TpuSlice, TpuSystem
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,20 @@ def auto_rule(collective, topology: Topology, axes=None, options=None, *, group:
     usable = [k for k, why in group_reasons(group).items() if why is None]
     if not usable:
         raise CollectivesError(f"no algorithm applies to {coll} on {topology!r}")
-    if isinstance(topology, Torus):
+    if group.n == 1:
+        where = "on the axis" if isinstance(topology, Torus) else "in the group"
+        first = next((k for k in usable if entries(coll)[k].default), usable[0])
+        return Rule((first,), f"one rank {where}: nothing moves")
+    if isinstance(topology, TpuSlice):
         return _torus_rule(coll, topology, group, usable)
-    menu = [k for k in usable if k in nccl_menu(coll)]
+    if isinstance(topology, TpuSystem) and "hierarchical" in usable:
+        return Rule(("hierarchical",), "what XLA runs across slices: the ICI axes inside every slice at once, "
+                                       "and over DCN only what must cross it (each chip's shard)")
+    gpus = topology.gpu_system if isinstance(topology, Topology) else None
+    menu = [k for k in usable if k in nccl_menu(coll)] if gpus is not None else []
     if menu:
         return Rule(tuple(menu), f"{_FASTEST}, among the algorithms NCCL runs ({', '.join(menu)})")
-    return Rule(tuple(usable), _FASTEST)
+    return Rule(tuple(usable), f"{_FASTEST}, among every algorithm that applies")
 
 
 # ---------------------------------------------------------------------------

@@ -12,11 +12,12 @@ import sys
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import wire
+from collectives_lib import hlo, wire
 from collectives_lib.hlo import parse_hlo
 
 TPU = cl.tpu_slice("v5e", "2x4")
-GPU = cl.GpuCluster("gb200-tray", num_nodes=2)
+GPU = cl.parse_topology("dgx-h100:1")
+LAID = cl.topology.with_mesh(GPU, {"x": 2, "y": 4})   # the mesh row-major on the GPUs
 MESH = {"x": 2, "y": 4}
 N = 8192
 
@@ -91,35 +92,42 @@ def test_fsdp_step(compiled):
 
 def test_groups_map_to_each_machines_axes():
     rows, columns = [(0, 1, 2, 3), (4, 5, 6, 7)], [(0, 4), (1, 5), (2, 6), (3, 7)]
-    assert wire.topology_axes(rows, TPU) == ("y",) and wire.topology_axes(columns, TPU) == ("x",)
-    assert wire.topology_axes(rows, GPU) == ("gpu",) and wire.topology_axes(columns, GPU) == ("node",)
-    assert wire.topology_axes([tuple(range(8))], GPU) == ("node", "gpu")
+    assert hlo.topology_axes(rows, TPU) == ("y",) and hlo.topology_axes(columns, TPU) == ("x",)
+    assert hlo.topology_axes(rows, LAID) == ("y",) and hlo.topology_axes(columns, LAID) == ("x",)
+    assert hlo.topology_axes([tuple(range(8))], GPU) == ("x",)
+    with pytest.raises(cl.CollectivesError, match="not the groups of any axes"):
+        hlo.topology_axes(rows, GPU)
 
 
 def test_case_times(compiled):
-    t = {k: wire.time_hlo(compiled[k], TPU, mesh=MESH) for k in ("case 2", "case 3", "case 3 RS")}
+    t = {k: hlo.time_hlo(compiled[k], TPU, mesh=MESH) for k in ("case 2", "case 3", "case 3 RS")}
     assert t["case 2"].model == "ideal"
     # an all-reduce is a reduce-scatter then an all-gather: twice the time on the chain of 4
     assert t["case 3"].total / t["case 2"].total == pytest.approx(2, rel=0.01)
     assert t["case 3 RS"].total == pytest.approx(t["case 2"].total, rel=0.01)
-    g = wire.time_hlo(compiled["case 2"], GPU, mesh=MESH)
-    assert g.model == "nccl" and g.rows[0].topology_axes == ("gpu",)
-    e = cl.estimate("all_gather", GPU, N * N * 4, axes=["gpu"])
+    g = hlo.time_hlo(compiled["case 2"], GPU, mesh=MESH)
+    assert g.model == "nccl" and g.rows[0].topology_axes == ("y",)
+    e = cl.estimate("all_gather", LAID, N * N * 4, axes=["y"])
     assert g.total == e.time and e.group_size == 4 and e.num_groups == 2
+    # NCCL sees a communicator of 4 GPUs in one node: the same as a 4-GPU NVSwitch node
+    four = cl.estimate("all_gather", cl.nvswitch_node("dgx-h100", gpus=4), N * N * 4)
+    assert e.time == pytest.approx(four.time)
 
 
 def test_fsdp_against_ddp_worked_example():
+    """The chapter's 8B Llama on 4 DGX H100 nodes: DDP all-reduces 162 buckets (by hand
+    in test_wire), 2(n-1)/n of the parameters' bytes; FSDP gathers every block twice and
+    the root (embedding, final norm, head) once, and reduce-scatters all of it."""
     cluster = cl.GpuCluster("dgx-h100", num_nodes=4)
-    params = 8_000_000_000 * 2
-    step = wire.ddp_fsdp_traffic(params, cluster, units=32)
-    n = 32
-    assert step["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * params)     # 31 GB
-    assert step["fsdp_bytes"] == pytest.approx(3 * (n - 1) / n * params)    # 46.5 GB
-    bucket = 25 * 2**20
-    assert [(r[2], r[3]) for r in step["ddp"]] == [(bucket, 610), (params - 610 * bucket, 1)]
-    assert [(r[2], r[3]) for r in step["fsdp"]] == [(params // 32, 32)] * 3
+    params = wire.llama_parameters()
+    step = wire.ddp_fsdp_traffic(params, cluster)
+    n, total = 32, sum(p.nbytes for p in params)
+    root = 2 * 128256 * 4096 * 2 + 4096 * 2
+    assert step["ddp_count"] == 162 and step["fsdp_count"] == 98
+    assert step["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * total)     # 31.1 GB
+    assert step["fsdp_bytes"] == pytest.approx((n - 1) / n * (3 * total - root), rel=1e-6)
     assert all(r[4].model == "nccl" for r in step["ddp"] + step["fsdp"])
-    assert cl.format_bytes(step["ddp_bytes"]) == "31 GB"
+    assert cl.format_bytes(step["ddp_bytes"]) == "31.1 GB"
 
 
 def test_torch_table_for_a_64_mib_tensor_on_8_ranks():

@@ -29,7 +29,7 @@ def test_table_lists_every_collective_with_a_total():
     kinds = [ln.split()[1] for ln in lines[2:8]]
     assert kinds == ["all_gather", "all_gather", "all_reduce", "all_reduce", "reduce_scatter",
                      "reduce_scatter"]
-    total = cl.wire.time_hlo(parse_hlo((DATA / "fsdp.txt").read_text()),
+    total = cl.hlo.time_hlo(parse_hlo((DATA / "fsdp.txt").read_text()),
                              cl.tpu_slice("v5e", "4x2")).total
     assert lines[8].startswith(f"total {cl.format_time(total)} per run")
 
@@ -44,7 +44,7 @@ def test_json_is_strict_and_matches_the_library(name):
     assert code == 0 and err == ""
     got = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
     module = parse_hlo((DATA / f"{name}.txt").read_text())
-    timing = cl.wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    timing = cl.hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
     assert got == json.loads(json.dumps(timing.as_dict()))
     assert [c["kind"] for c in got["collectives"]] == [c.kind for c in module]
     assert got["total_time_s"] == pytest.approx(sum(c["total_time_s"] for c in got["collectives"]))
@@ -66,16 +66,18 @@ def test_generic_topologies_and_the_model_option():
      "cannot read missing.txt: No such file or directory"),
     ([str(DATA / "README.md"), "-t", "tpu-v5e:4x2"],
      "not HLO text: no 'HloModule' line (the text starts '# HLO dumps of small JAX programs Wha...')"),
-    ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x2", "--mesh", "x=2,y=4"],
-     "replica groups {{0,2,4,6},{1,3,5,7}} do not span any set of axes of mesh x=2,y=4"),
+    ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x2", "--devices", "0,1,2"],
+     "devices must give each of the module's 8 devices a distinct rank 0..7, got [0, 1, 2]"),
+    ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x2", "--devices", "0,1,x"],
+     "--devices '0,1,x' is not a list of ranks like 0,1,3,2"),
     ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x2", "--mesh", "x=4"],
      "mesh x=4 has 4 devices but module jit__lambda runs on 8"),
     ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x2", "--mesh", "x:4"],
      "mesh 'x:4' is not understood; write axis=size pairs like x=4,y=2"),
     ([str(DATA / "all_gather.txt"), "-t", "dgx-h100:1"],
-     "replica groups {{0,2,4,6},{1,3,5,7}} are not the groups of any axes of "
-     "nvswitch_node('dgx-h100') (axes x=8, ranks numbered row-major): pick a topology whose "
-     "axes match the mesh"),
+     "all_gather.3: replica groups {{0,2,4,6},{1,3,5,7}} (as ranks) fit no axes of "
+     "nvswitch_node('dgx-h100') (axes x=8): give the program's mesh (mesh=, --mesh) to lay its "
+     "axes on the GPUs"),
     ([str(DATA / "all_gather.txt"), "-t", "tpu-v5e:4x4"],
      "module jit__lambda runs on 8 devices but tpu_slice('v5e', '4x4') has 16 ranks: pick a "
      "topology of 8"),
@@ -108,3 +110,18 @@ def test_reads_stdin_and_has_help(monkeypatch, capsys):
         main(["hlo", "--help"])
     assert done.value.code == 0
     assert "--xla_dump_to" in capsys.readouterr().out
+
+
+def test_a_gpu_mesh_and_a_device_assignment_from_the_shell():
+    tpu = Path(__file__).parent / "data" / "hlo_tpu"
+    code, out, err = run("hlo", str(tpu / "fsdp_train_step.txt"), "-t", "dgx-h100:1",
+                         "--mesh", "data=4,fsdp=2", "--json")
+    report = json.loads(out)
+    assert (code, err, report["model"]) == (0, "", "nccl")
+    assert [c["topology_axes"] for c in report["collectives"]][:2] == [["fsdp"], ["fsdp"]]
+    assert report["collectives"][1]["folded"][0] == "all-gather.13"
+    meta = json.loads((tpu / "psum_scatter.meta.json").read_text())
+    ranks = cl.hlo.chip_ranks(meta["device_coords"], cl.tpu_slice("v5e", "2x4"))
+    code, out, err = run("hlo", str(tpu / "fsdp_layer.txt"), "-t", "tpu-v5e:2x4", "--json",
+                         "--devices", ",".join(map(str, ranks)))
+    assert code == 0 and json.loads(out)["devices"] == ranks

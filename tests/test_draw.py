@@ -114,7 +114,12 @@ def test_rank_palette_is_distinct_past_nine_ranks_with_hatches_as_a_second_cue()
 
 
 def test_copy_and_reduce_differ_in_colour_and_line_style():
-    assert to_hex(D.OP_COLORS["copy"]) != to_hex(D.OP_COLORS["reduce"])
+    """Copies and reductions must tell apart in colour (CIE76 distance, and for the
+    common red-green deficiencies in lightness) and again in line style."""
+    from test_style import cie_lab, delta_e
+    copy, red = to_hex(D.OP_COLORS["copy"]).upper(), to_hex(D.OP_COLORS["reduce"]).upper()
+    assert delta_e(copy, red) > 40
+    assert abs(cie_lab(copy)[0] - cie_lab(red)[0]) > 5 or abs(cie_lab(copy)[2] - cie_lab(red)[2]) > 40
     assert D.OP_LINESTYLES["copy"] != D.OP_LINESTYLES["reduce"]
 
 
@@ -128,7 +133,11 @@ def test_every_link_class_has_a_colour_style_and_label():
 def test_new_figure_has_the_book_width_constrained_layout_and_a_white_card():
     fig, ax = D.new_figure()
     assert tuple(fig.get_size_inches()) == (D.FIGURE_WIDTH, D.FIGURE_HEIGHT)
-    assert D.FIGURE_WIDTH * D.DPI == 700
+    import io
+    from PIL import Image
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=D.DPI)
+    assert Image.open(buf).size[0] == 700       # the pixels the book's content column shows unscaled
     assert fig.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
     assert to_hex(fig.get_facecolor()) == "#ffffff"
     assert fig.number in plt.get_fignums()
@@ -502,7 +511,7 @@ def test_animation_has_one_frame_per_state_and_player_controls():
 def test_cost_curves_one_line_per_algorithm_and_the_crossover():
     algs = ["ring", "bidirectional_ring", "recursive_doubling"]
     sizes = np.logspace(3, 10, 29)
-    art = D.draw_cost_curves(RING8, "all_gather", algs, sizes)
+    art = D.draw_cost_curves(cl.analysis.cost_curves(RING8, "all_gather", algs, sizes))
     render(art)
     assert list(art["lines"]) == algs
     for alg in algs:
@@ -520,7 +529,7 @@ def test_cost_curves_one_line_per_algorithm_and_the_crossover():
 def test_cost_curves_mark_where_the_fastest_algorithm_changes():
     ring16 = cl.Ring(16, bandwidth=50e9, latency=5e-6)
     sizes = np.logspace(2, 10, 41)
-    art = D.draw_cost_curves(ring16, "all_reduce", ["ring", "recursive_doubling"], sizes)
+    art = D.draw_cost_curves(cl.analysis.cost_curves(ring16, "all_reduce", ["ring", "recursive_doubling"], sizes))
     assert art["switches"], "recursive doubling wins small messages, ring large ones"
     x, before, after = art["switches"][0]
     t = {a: cl.simulate_sizes(cl.build("all_reduce", ring16, a), ring16, [x / 2, x * 2]) for a in (before, after)}
@@ -530,7 +539,7 @@ def test_cost_curves_mark_where_the_fastest_algorithm_changes():
 def test_cost_curves_are_computed_apart_from_their_drawing(monkeypatch):
     algs = ["ring", "recursive_doubling"]
     sizes = np.logspace(3, 9, 13)
-    curves = D.cost.cost_curves(RING8, "all_gather", algs, sizes)
+    curves = cl.analysis.cost_curves(RING8, "all_gather", algs, sizes)
     assert curves.collective == "all_gather" and curves.labels == algs and curves.topology is RING8
     for alg in algs:
         schedule = cl.build("all_gather", RING8, alg)
@@ -545,20 +554,21 @@ def test_cost_curves_are_computed_apart_from_their_drawing(monkeypatch):
         (algs[i], algs[j]) for i, j in zip(fastest[:-1], fastest[1:]) if i != j]
 
     def no_simulation(*args, **kwargs):
-        raise AssertionError("draw_cost_curves(curves=...) must not simulate")
+        raise AssertionError("draw_cost_curves(curves) must not simulate")
 
     monkeypatch.setattr(cl, "simulate_sizes", no_simulation)
-    art = D.draw_cost_curves(curves=curves)
+    art = D.draw_cost_curves(curves)
     assert art["curves"] is curves and list(art["lines"]) == algs
     for alg in algs:
         assert np.array_equal(art["lines"][alg].get_ydata(), curves.times[alg])
     assert art["crossovers"] == curves.crossovers() and art["switches"] == curves.switches()
-    with pytest.raises(cl.CollectivesError, match="needs a topology"):
-        D.draw_cost_curves()
+    with pytest.raises(cl.CollectivesError, match="draws cl.analysis.cost_curves"):
+        D.draw_cost_curves(RING8)
 
 
 def test_bandwidth_curves_busbw_is_algbw_times_the_factor():
-    art = D.draw_bandwidth_curves(NODE, "all_reduce", ["ring", "sharp"], peak=450e9)
+    art = D.draw_bandwidth_curves(cl.analysis.cost_curves(NODE, "all_reduce", ["ring", "sharp"],
+                                                          2.0 ** np.arange(10, 34)), peak=450e9)
     render(art)
     assert len(art["lines"]) == 4
     alg = art["lines"][("ring", "algbw")].get_ydata()
@@ -572,10 +582,10 @@ def test_bandwidth_curves_busbw_is_algbw_times_the_factor():
 def test_step_times_one_bar_per_step_coloured_by_stage():
     cluster = cl.GpuCluster("dgx-h100", 4)
     schedule = cl.build("all_reduce", cluster, "hierarchical")
-    art = D.draw_step_times(schedule, cluster, 2**28)
+    r = cl.simulate(schedule, cluster, 2**28)
+    art = D.draw_step_times(schedule, r)
     render(art)
     assert len(art["bars"]) == schedule.num_steps
-    r = cl.simulate(schedule, cluster, 2**28)
     heights = np.array([b.get_height() for b in art["bars"]])
     assert np.allclose(heights / heights.max(), r.step_times / r.step_times.max())
     colors = {to_hex(b.get_facecolor()) for b in art["bars"]}
@@ -591,9 +601,9 @@ def test_step_times_one_bar_per_step_coloured_by_stage():
 def test_link_loads_name_the_bottleneck(topo, collective, algorithm):
     schedule = cl.build(collective, topo, algorithm)
     nbytes = schedule.round_size(2**24)
-    art = D.draw_link_loads(topo, schedule=schedule, nbytes=nbytes)
-    render(art)
     r = cl.simulate(schedule, topo, nbytes)
+    art = D.draw_link_loads(topo, r.link_busy)
+    render(art)
     assert np.allclose(art["values"], r.link_busy)
     assert art["bottleneck"] == r.bottleneck_link
     assert art["bottleneck_label"] == topo.link_label(r.bottleneck_link)
@@ -601,7 +611,7 @@ def test_link_loads_name_the_bottleneck(topo, collective, algorithm):
 
 def test_link_loads_on_a_mesh_are_darkest_on_the_bottleneck():
     schedule = cl.build("all_to_all", MESH44, "direct")
-    art = D.draw_link_loads(MESH44, schedule=schedule, nbytes=2**24)
+    art = D.draw_link_loads(MESH44, cl.simulate(schedule, MESH44, 2**24).link_busy)
     colors = art["links"].get_colors()
     assert npaths(art["links"]) == len(MESH44.links)
     darkness = 1 - colors[:, :3].mean(1)
@@ -611,7 +621,8 @@ def test_link_loads_on_a_mesh_are_darkest_on_the_bottleneck():
 
 def test_link_loads_of_one_step():
     schedule = cl.build("all_gather", POD, axes="x")
-    art = D.draw_link_loads(POD, schedule=schedule, nbytes=2**28, step=0)
+    values, title = cl.analysis.link_load_values(schedule, POD, 2**28, step=0)
+    art = D.draw_link_loads(POD, values, title=title)
     loads = cl.step_link_loads(schedule, POD, 0, 2**28)
     assert np.allclose(art["values"], loads / POD.links.bandwidth)
     assert "step 1" in art["figure"].get_suptitle()
@@ -619,7 +630,7 @@ def test_link_loads_of_one_step():
 
 def test_link_loads_reject_wrong_lengths():
     with pytest.raises(cl.CollectivesError, match="links"):
-        D.draw_link_loads(NODE, values=np.ones(3))
+        D.draw_link_loads(NODE, np.ones(3))
 
 
 def test_bandwidth_ladder_one_bar_per_figure_with_its_source():
@@ -646,7 +657,8 @@ DRAWINGS = {
     "route": lambda ax: D.draw_route(POD, (15, 15), (2, 15), ax=ax),
     "buffers64": lambda ax: D.draw_buffers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
     "transfers64": lambda ax: D.draw_transfers(cl.build("all_reduce", 64, "ring"), 70, ax=ax),
-    "cost": lambda ax: D.draw_cost_curves(NODE, "all_reduce", ["ring", "binomial_tree", "sharp"], ax=ax),
+    "cost": lambda ax: D.draw_cost_curves(cl.analysis.cost_curves(NODE, "all_reduce", ["ring", "binomial_tree", "sharp"]),
+                                          ax=ax),
     "ladder": lambda ax: D.draw_bandwidth_ladder(ax=ax),
 }
 

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 
 
 def test_explorer_box_stays_clear_of_the_curves():
-    art = cl.draw.draw_reduce_scatter_explorer(16, 2**30, "bidirectional ring", 45e9, 1e-6)
+    art = cl.draw.draw_reduce_scatter_explorer(cl.analysis.one_axis_curves(16, "bidirectional ring", 45e9, 1e-6), 2**30)
     fig, ax = art["figure"], art["axes"]
     fig.canvas.draw()
     box = art["box"].get_window_extent()
@@ -22,17 +22,17 @@ def test_explorer_box_stays_clear_of_the_curves():
 
 
 def test_curves_all_reduce_is_twice_reduce_scatter():
-    c = cl.draw.one_axis_curves(8, "chain", 45e9, 0.0)
+    c = cl.analysis.one_axis_curves(8, "chain", 45e9, 0.0)
     assert np.allclose(c["all_reduce"], 2 * c["reduce_scatter"])
     assert np.allclose(c["all_gather"], c["reduce_scatter"])
     with pytest.raises(cl.CollectivesError, match="kind must be one of"):
-        cl.draw.one_axis_curves(8, "torus", 45e9, 0.0)
+        cl.analysis.one_axis_curves(8, "torus", 45e9, 0.0)
 
 
 def test_step_time_bars_one_per_step():
     pod = cl.tpu_pod("v5e")
     scheds = [cl.build("reduce_scatter", pod, a) for a in ("sequential_axes", "multi_axis")]
     labels = {"sequential_axes": ("y", "x"), "multi_axis": ("both", "swapped")}
-    art = cl.draw.draw_stage_step_times(scheds, pod, 2**30, labels)
+    art = cl.draw.draw_stage_step_times([(s, cl.simulate(s, pod, 2**30)) for s in scheds], labels)
     assert [len(b) for b in art["bars"]] == [s.num_steps for s in scheds]
     assert "ideal link model" in art["figure"]._suptitle.get_text()

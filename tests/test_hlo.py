@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import hlo
 from collectives_lib.errors import CollectivesError
 from collectives_lib.hlo import Array, mesh_axes, parse_hlo, parse_mesh
 
@@ -33,8 +32,14 @@ SHIFT_X = ((0, 2), (2, 4), (4, 6), (6, 0), (1, 3), (3, 5), (5, 7), (7, 1))
 
 
 def test_doctests():
-    result = doctest.testmod(hlo, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 10 and result.failed == 0
+    import importlib
+    attempted = 0
+    for part in ("", ".text", ".groups", ".mesh", ".parse", ".timing"):
+        result = doctest.testmod(importlib.import_module("collectives_lib.hlo" + part),
+                                 optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, part
+        attempted += result.attempted
+    assert attempted >= 12
 
 
 # ---------------------------------------------------------------------------
@@ -411,9 +416,11 @@ def test_replica_group_forms():
     }
     axes = {c.name: _axes_or_none(c) for c in parse_hlo(GROUPS)}
     assert axes == {
-        "explicit": ("y",), "everyone": ("x", "y"), "iota": None, "iota_transposed": None,
+        "explicit": ("y",), "everyone": ("x", "y"), "iota": ("x:(2)2", "y"),
+        "iota_transposed": ("x:(1)2",),
         "mesh_x": ("x",), "mesh_listed_ids": ("y",), "mesh_iota_ids": ("y", "x"),
-        "sub_major": None, "sub_minor_and_y": None, "sub_two": None,
+        # sub-axes, as the mesh form writes them: x's major half, its minor half and y, ...
+        "sub_major": ("x:(1)2",), "sub_minor_and_y": ("x:(2)2", "y"), "sub_two": ("x:(1)2", "y"),
     }
 
 
@@ -501,8 +508,10 @@ def test_mesh_axes_three_axes_and_device_order():
     # a mesh whose devices are numbered otherwise (as jax.make_mesh may on a real slice)
     devices = np.array([0, 2, 4, 6, 1, 3, 5, 7]).reshape(4, 2)
     assert mesh_axes([[0, 2], [4, 6], [1, 3], [5, 7]], MESH, devices=devices) == ("y",)
+    # numbered row-major, the same groups are the minor half of x (x = 0,1 / 2,3)
+    assert mesh_axes([[0, 2], [4, 6], [1, 3], [5, 7]], MESH) == ("x:(2)2",)
     with pytest.raises(CollectivesError):
-        mesh_axes([[0, 2], [4, 6], [1, 3], [5, 7]], MESH)
+        mesh_axes([[0, 3], [1, 2], [4, 7], [5, 6]], MESH)
 
 
 def test_mesh_axes_of_a_permute():
@@ -661,7 +670,7 @@ def test_not_hlo(text, message):
 
 @pytest.mark.parametrize("call, message", [
     (lambda: mesh_axes([[0, 3], [1, 2]], {"x": 2, "y": 2}),
-     "replica groups {{0,3},{1,2}} do not span any set of axes of mesh x=2,y=2"),
+     "replica groups {{0,3},{1,2}} do not span any set of axes or sub-axes of mesh x=2,y=2"),
     (lambda: mesh_axes(X, {"x": 4, "y": 3}),
      "mesh x=4,y=3 has 12 devices but the replica groups {{0,2,4,6},{1,3,5,7}} cover 8"),
     (lambda: mesh_axes(parse_hlo(ASYNC)[0], {"x": 4, "y": 4}),
@@ -679,12 +688,13 @@ def test_not_hlo(text, message):
      "mesh must map axis names to sizes, like {'x': 4, 'y': 2} or 'x=4,y=2'; got 8"),
     (lambda: mesh_axes("0,1", {"x": 2}),
      "replica groups must be lists of device ids, got '0,1'"),
-    (lambda: mesh_axes([[0, 2], [4, 6], [1, 3], [5, 7]], MESH),
-     "replica groups {{0,2},{4,6},{1,3},{5,7}} do not span any set of axes of mesh x=4,y=2"),
-    (lambda: mesh_axes([[0, 2], [4, 6], [1, 3], [5, 7]], MESH,
+    (lambda: mesh_axes([[0, 3], [1, 2], [4, 7], [5, 6]], MESH),
+     "replica groups {{0,3},{1,2},{4,7},{5,6}} do not span any set of axes or sub-axes of "
+     "mesh x=4,y=2"),
+    (lambda: mesh_axes([[0, 3], [1, 2], [4, 7], [5, 6]], MESH,
                        devices=np.arange(8).reshape(4, 2)[::-1]),
-     "replica groups {{0,2},{4,6},{1,3},{5,7}} do not span any set of axes of mesh x=4,y=2 "
-     "(devices [[6, 7], [4, 5], [2, 3], [0, 1]])"),
+     "replica groups {{0,3},{1,2},{4,7},{5,6}} do not span any set of axes or sub-axes of "
+     "mesh x=4,y=2 (devices [[6, 7], [4, 5], [2, 3], [0, 1]])"),
     (lambda: parse_mesh("x=4,y"), "mesh 'x=4,y' is not understood; write axis=size pairs like "
                                   "x=4,y=2"),
     (lambda: parse_mesh("x=4,x=2"), "mesh 'x=4,x=2' is not understood; write axis=size pairs "

@@ -117,3 +117,37 @@ def test_a_schedule_over_abstract_ranks_needs_no_topology():
     cl.check(sched)
     with pytest.raises(cl.CollectivesError, match="auto needs a topology"):
         cl.build("all_gather", 6)
+
+
+@pytest.mark.parametrize("topology", [cl.Ring(8, bandwidth=1e9), cl.Chain(6, bandwidth=1e9), cl.Switch(13, bandwidth=1e9),
+                                      cl.Torus((4, 4), bandwidth=1e9), cl.Switch(16, bandwidth=1e9, in_network=True)],
+                         ids=repr)
+def test_every_declared_footprint_is_what_the_built_schedule_holds(topology):
+    """An algorithm that says how many transfers and steps its schedule holds before building
+    it (for the size cap) is held to the schedule it then builds."""
+    from collectives_lib.builders import group_for
+    from collectives_lib.builders.registry import all_entries
+    checked = 0
+    for alg in all_entries():
+        group, groups = group_for(alg.collective, topology)
+        if alg.reason(group) is not None or alg.footprint(group) is None:
+            continue
+        sched = cl.build(alg.collective, topology, alg.name)
+        transfers, steps = alg.footprint(group)
+        distinct = {id(s.traffic): len(s.traffic.src) for s in sched.steps}
+        assert steps == sched.num_steps, (alg.name, alg.collective)
+        # a schedule whose steps repeat a pattern holds that pattern once
+        assert transfers == sum(distinct.values()), (alg.name, alg.collective, transfers, sum(distinct.values()))
+        checked += 1
+    assert checked >= 8
+
+
+def test_a_schedule_too_long_to_route_is_refused_before_it_is_built():
+    """Recursive doubling on a ring of 65,536 sends over up to 32,768 links a transfer:
+    it is refused in one line (and auto does without it) rather than routed for minutes."""
+    ring = cl.Ring(65536, bandwidth=45e9)
+    with pytest.raises(cl.CollectivesError, match=r"over up to 32,768 links each"):
+        cl.build("all_reduce", ring, "recursive_doubling")
+    e = cl.estimate("all_reduce", ring, 2**30)
+    assert e.algorithm in ("bidirectional_ring", "bidirectional_ring_whole")
+    assert "recursive_doubling" in e.reason

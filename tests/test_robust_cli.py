@@ -172,7 +172,7 @@ def test_one_rank_reports_no_bandwidth_in_text_and_null_in_json():
     code, out, _ = _run(base + ["--json"])
     obj = json.loads(out, parse_constant=_no_special_floats)
     assert (obj["time_s"], obj["algbw"], obj["busbw"]) == (0.0, None, None)
-    code, out, _ = _run(["estimate", "-t", "ring:2", "--bandwidth", "1e9", "-c", "all_reduce", "-s", "1MiB"])
+    code, out, _ = _run(["estimate", "-t", "tpu-v5e:2x4", "--axes", "x", "-c", "all_reduce", "-s", "1MiB"])
     assert "an axis of 2 ranks is a chain" in out and "no wraparound link" not in out
 
 

@@ -156,8 +156,12 @@ def test_auto_and_sweep_agree_with_one_estimate_per_size():
 
 
 def test_auto_skips_what_is_too_large_and_has_no_formula():
-    e = cl.estimate("all_reduce", parse_topology("tpu-v5e:pod*4"), 2**30)
-    assert e.algorithm == "ring" and "too large to build here: tree" in e.reason
+    """On a ring of 4,096 direct sends (N^2 transfers) and recursive doubling (routes of up to
+    2,048 links) cannot be built and have no closed form there: auto times the rest and says so."""
+    e = cl.estimate("all_reduce", cl.Ring(4096, bandwidth=45e9, latency=1e-6), 2**30)
+    assert "too large to build here: " in e.reason and "direct" in e.reason.split("too large")[1]
+    assert "direct" not in {a.algorithm for a in e.alternatives}
+    assert e.algorithm == "bidirectional_ring" and all(e.time <= a.time for a in e.alternatives)
 
 
 def test_direct_all_to_all_on_a_torus_meets_its_closed_form():

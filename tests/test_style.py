@@ -75,12 +75,24 @@ def test_color_for_takes_numpy_ranks_and_refuses_unknown_names():
         style.color_for(True)
 
 
-def test_the_palette_colours_that_chapters_type_today_are_named():
-    # the literals the chapters use, each now a named colour (see color_for)
-    assert style.GRID_COLOR == "#e6e8eb" and style.IDLE_COLOR == "#f3f4f6"
-    assert style.REGIME_COLORS == {"latency": "#88CCEE", "bandwidth": "#DDCC77"}
-    assert style.NODE_EDGE_COLOR == "#6e7781" and style.NODE_COLOR == "#eef1f4"
-    assert (style.PANEL_COLOR, style.PANEL_EDGE_COLOR) == ("#f6f8fa", "#d0d7de")
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio, written out independently of the library."""
+    def lum(h):
+        rgb = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_the_palette_reads_on_a_white_page():
+    """Text and muted text meet WCAG AA (4.5:1) on the white figure card; the grid and
+    idle fills stay faint (close to white, still visible)."""
+    assert _contrast(style.TEXT_COLOR, "#ffffff") >= 7          # AAA for the main text
+    assert _contrast(style.MUTED_COLOR, "#ffffff") >= 4.5
+    for faint in (style.GRID_COLOR, style.IDLE_COLOR, style.PANEL_COLOR, style.NODE_COLOR):
+        assert 2 < delta_e(faint, "#ffffff") < 15, faint
+    assert delta_e(style.REGIME_COLORS["latency"], style.REGIME_COLORS["bandwidth"]) > 30
 
 
 # --------------------------------------------------------------------------

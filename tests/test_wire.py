@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import collectives_lib as cl
-from collectives_lib import wire
+from collectives_lib import hlo, wire
 from collectives_lib.errors import CollectivesError
 from collectives_lib.hlo import parse_hlo
 
@@ -102,7 +102,7 @@ def test_compiled_modules_time_on_both_topologies(jax_run, mesh):
     topo = TOPOLOGIES[mesh]
     for op in PROGRAMS:
         run = jax_run[f"{op}@{mesh}"]
-        timing = wire.time_hlo(run["compiled"], topo, mesh=run["mesh"])
+        timing = hlo.time_hlo(run["compiled"], topo, mesh=run["mesh"])
         assert timing.model == ("ideal" if mesh == "x" else "nccl")
         (row,) = timing.rows
         assert row.estimate is not None and row.estimate.time > 0
@@ -119,7 +119,7 @@ def test_compiled_modules_time_on_both_topologies(jax_run, mesh):
 
 def test_the_mesh_maps_onto_the_topologys_axes():
     module = parse_hlo((DATA / "fsdp.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
     axes = [(r.collective.kind, r.mesh_axes, r.topology_axes) for r in timing.rows]
     assert axes == [("all_gather", ("x",), ("x",)), ("all_gather", ("x",), ("x",)),
                     ("all_reduce", ("x", "y"), ("x", "y")), ("all_reduce", ("y",), ("y",)),
@@ -135,31 +135,41 @@ def test_the_mesh_maps_onto_the_topologys_axes():
 
 def test_loops_count_every_trip():
     module = parse_hlo((DATA / "fsdp_scan.cpu_after_optimizations.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"))
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"))
     assert sorted(r.repeats for r in timing.rows) == [1, 3, 3, 3, 3, 3]
     assert timing.total == pytest.approx(sum(r.estimate.time * r.repeats for r in timing.rows))
 
 
-def test_permutes_are_listed_not_timed():
+def test_permutes_are_routed_on_the_topology():
+    # ppermute over x by +1 of s32[4,4] per device (64 B): on a v5e 4x2 slice (no
+    # wraparound) the pair 6 -> 0 goes back over 3 links of 1 us, alone on them
     module = parse_hlo((DATA / "collective_permute.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    topo = cl.tpu_slice("v5e", "4x2")
+    timing = hlo.time_hlo(module, topo, mesh="x=4,y=2")
     (row,) = timing.rows
-    assert row.estimate is None and row.time == 0 and "not timed" in row.note
-    assert row.mesh_axes == ("x",)
+    assert row.mesh_axes == ("x",) and row.estimate.pairs == 8
+    link = float(topo.links.bandwidth.max())
+    assert row.time == pytest.approx(3e-6 + 64 / link, rel=1e-9)
+    assert row.bound == pytest.approx(3e-6, rel=1e-9) and row.bound <= row.time
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda m: wire.time_hlo(m, cl.nvswitch_node("dgx-h100")),
-     "replica groups {{0,2,4,6},{1,3,5,7}} are not the groups of any axes of "
-     "nvswitch_node('dgx-h100') (axes x=8, ranks numbered row-major): pick a topology whose "
-     "axes match the mesh"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x4")),
+    (lambda m: hlo.time_hlo(m, cl.nvswitch_node("dgx-h100")),
+     "all_gather.3: replica groups {{0,2,4,6},{1,3,5,7}} (as ranks) fit no axes of "
+     "nvswitch_node('dgx-h100') (axes x=8): give the program's mesh (mesh=, --mesh) to lay its "
+     "axes on the GPUs"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x4")),
      "module jit__lambda runs on 8 devices but tpu_slice('v5e', '4x4') has 16 ranks: pick a "
      "topology of 8"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh="x=2,y=2"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh="x=2,y=2"),
      "mesh x=2,y=2 has 4 devices but module jit__lambda runs on 8"),
-    (lambda m: wire.time_hlo(m, cl.tpu_slice("v5e", "4x2"), mesh={"x": 2, "y": 4}),
-     "replica groups {{0,2,4,6},{1,3,5,7}} do not span any set of axes of mesh x=2,y=4"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), devices=[0, 0, 1, 2, 3, 4, 5, 6]),
+     "devices must give each of the module's 8 devices a distinct rank 0..7, got "
+     "[0, 0, 1, 2, 3, 4, 5, 6]"),
+    (lambda m: hlo.time_hlo(m, cl.tpu_slice("v5e", "4x2"), devices=[0, 2, 1, 3, 4, 6, 5, 7]),
+     "all_gather.3: replica groups {{0,1,4,5},{2,3,6,7}} (as ranks) fit no axes of "
+     "tpu_slice('v5e', '4x2') (axes x=4, y=2): pick a topology whose axes match the mesh, or "
+     "give the device assignment (devices=, --devices)"),
     (lambda m: wire.replay_collective(m[0], [np.zeros((8, 4))] * 7, cl.tpu_slice("v5e", "4x2")),
      "inputs has 7 arrays, one per device is 8"),
     (lambda m: wire.replay_collective(m[0], [np.zeros((4, 8))] * 8, cl.tpu_slice("v5e", "4x2")),
@@ -187,25 +197,80 @@ def test_torch_calls_map_to_collectives_and_sizes():
         wire.torch_collective("all_reduce", 4096, 0)
 
 
-def test_ddp_moves_two_thirds_of_what_fsdp_moves():
-    """Ring bus bytes: an all-reduce sends 2(n-1)/n of the buffer, an all-gather or a
-    reduce-scatter (n-1)/n: DDP 2(n-1)/n P per step, FSDP 3(n-1)/n P."""
+def _mlp(dtype="float32"):
+    """nn.Sequential(Linear(512, 512), ReLU, Linear(512, 512), ReLU, Linear(512, 512)):
+    each weight 512 x 512 x 4 B = 1 MiB, each bias 2 KiB, in definition order."""
+    out = []
+    for i in range(3):
+        out += [wire.Parameter(f"{i}.weight", (512, 512), dtype, f"{i}"),
+                wire.Parameter(f"{i}.bias", (512,), dtype, f"{i}")]
+    return out
+
+
+def test_ddp_buckets_as_torchs_reducer_makes_them():
+    # reverse order: bias 2 (2 KiB) + weight 2 (1 MiB) reach the 1 MiB first cap: closed;
+    # the other four (2.1 MB) never reach 25 MiB: one last bucket
+    got = [(b.indices, b.nbytes) for b in wire.ddp_buckets(_mlp())]
+    assert got == [((5, 4), 2**20 + 2048), ((3, 2, 1, 0), 2 * (2**20 + 2048))]
+    # with a 1 MiB cap every (bias, weight) pair reaches it
+    got = [b.indices for b in wire.ddp_buckets(_mlp(), bucket_cap_mb=1)]
+    assert got == [(5, 4), (3, 2), (1, 0)]
+    # dtypes never share a bucket; each has its own first (1 MiB) bucket
+    mixed = _mlp()[:4] + [wire.Parameter("h", (1024, 1024), "bfloat16"),
+                          wire.Parameter("g", (8,), "bfloat16")]
+    got = [(b.indices, b.dtype) for b in wire.ddp_buckets(mixed)]
+    assert got == [((5, 4), "bfloat16"), ((3, 2), "float32"), ((1, 0), "float32")]
+
+
+def test_ddp_buckets_of_an_8b_llama():
+    """Counted by hand: lm_head (128256 x 4096 bf16, 1.05 GB) alone reaches the 1 MiB first
+    cap; then each layer, from the last, fills five buckets that reach 25 MiB: [its two norms
+    and down_proj (117 MB; the last layer's also takes the final norm)], [up_proj], [gate_proj],
+    [o_proj (33.5 MB)], [v_proj, k_proj (8.4 MB each), q_proj]; the embedding closes the
+    last: 1 + 5 x 32 + 1 = 162 all-reduces."""
+    ps = wire.llama_parameters()
+    assert sum(p.nbytes for p in ps) == 2 * 8_030_261_248
+    buckets = wire.ddp_buckets(ps)
+    assert len(buckets) == 162
+    sizes = [b.nbytes for b in buckets]
+    assert sizes[0] == sizes[-1] == 128256 * 4096 * 2
+    layer = [2 * 4096 * 2 + 4096 * 14336 * 2, 14336 * 4096 * 2, 14336 * 4096 * 2,
+             4096 * 4096 * 2, 2 * 1024 * 4096 * 2 + 4096 * 4096 * 2]
+    assert sizes[1] == layer[0] + 4096 * 2 and sizes[2:6] == layer[1:]
+    assert sizes[6:161] == layer * 31
+    assert sum(sizes) == sum(p.nbytes for p in ps)
+
+
+def test_fsdp_collectives_per_unit():
+    # the MLP wrapped per Linear (3 units, no root parameters): 3 gathers in forward,
+    # 3 in backward (resharded after forward), 3 reduce-scatters, padded to 8 ranks
+    got = wire.fsdp_collectives(_mlp(), 8)
+    unit = -(-(2**20 + 2048) // 8) * 8
+    assert [(u, ph, c) for u, ph, c, _ in got] == (
+        [(u, "forward", "all_gather") for u in "012"] + [(u, "backward", "all_gather") for u in "210"]
+        + [(u, "backward", "reduce_scatter") for u in "210"])
+    assert {size for *_, size in got} == {unit}
+    # a Llama: 32 layers gathered twice and reduce-scattered, the root gathered once
+    step = wire.fsdp_collectives(wire.llama_parameters(), 32)
+    assert len(step) == 32 * 3 + 2
+
+
+def test_ddp_fsdp_traffic_counts_and_times():
     topo = cl.GpuCluster("dgx-h100", 2)
-    n, params = 16, 3 * 2**30
-    out = wire.ddp_fsdp_traffic(params, topo, units=24)
-    assert out["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * params)
-    assert out["fsdp_bytes"] == pytest.approx(3 * (n - 1) / n * params)
-    assert [(r[0], r[2], r[3]) for r in out["ddp"]] == [("bucket", 25 * 2**20, 122),
-                                                        ("last bucket", 2**30 * 3 - 122 * 25 * 2**20, 1)]
-    assert [r[3] for r in out["fsdp"]] == [24, 24, 24]
+    ps = wire.llama_parameters(layers=4)
+    out = wire.ddp_fsdp_traffic(ps, topo)
+    n, total = 16, sum(p.nbytes for p in ps)
+    assert out["ddp_count"] == 2 + 5 * 4 and out["fsdp_count"] == 4 * 3 + 2
+    assert out["ddp_bytes"] == pytest.approx(2 * (n - 1) / n * total)
     assert out["ddp_time"] == pytest.approx(sum(r[4].time * r[3] for r in out["ddp"]))
-    with pytest.raises(CollectivesError, match="units must be a whole number >= 1"):
-        wire.ddp_fsdp_traffic(params, topo, units=0)
+    assert out["fsdp_time"] == pytest.approx(sum(r[4].time * r[3] for r in out["fsdp"]))
+    with pytest.raises(CollectivesError, match="ddp_buckets takes a non-empty list"):
+        wire.ddp_fsdp_traffic([], topo)
 
 
 def test_brief_and_summary_fit_80_columns():
     module = parse_hlo((DATA / "fsdp_scan.cpu_after_optimizations.txt").read_text())
-    timing = wire.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
+    timing = hlo.time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
     lines = timing.brief().splitlines()
     assert lines[0].split() == ["kind", "axes", "bytes", "algorithm", "time"]
     assert len(lines) == len(module) + 2 and max(map(len, lines)) <= 80
@@ -236,3 +301,20 @@ def test_shards_orders_blocks_by_mesh_position():
         devices = np.array([5, 6])
     with pytest.raises(CollectivesError, match="no block on 2 of the mesh's 2 devices"):
         wire.shards(Array(), Other())
+
+
+def test_collective_broadcast_is_timed_with_its_bound():
+    # 4 MiB from the first device of each x group: the root (chip x=0, no wraparound on a
+    # v5e 4x2 slice) has one x link, so nothing beats 4 MiB over one 45 GB/s link
+    module = parse_hlo("""HloModule m, num_partitions=8
+ENTRY %main (p: f32[1048576]) -> f32[1048576] {
+  %p = f32[1048576]{0} parameter(0)
+  ROOT %b = f32[1048576]{0} collective-broadcast(%p), channel_id=1, replica_groups={{0,2,4,6},{1,3,5,7}}
+}""")
+    topo = cl.tpu_slice("v5e", "4x2")
+    (row,) = hlo.time_hlo(module, topo, mesh="x=4,y=2").rows
+    link = float(topo.links.bandwidth.max())
+    assert row.collective.kind == "broadcast" and row.topology_axes == ("x",)
+    assert row.bound == pytest.approx(4 * 2**20 / link, rel=1e-9) and row.time >= row.bound
+    (gpu,) = hlo.time_hlo(module, cl.parse_topology("dgx-h100:1"), mesh="x=4,y=2").rows
+    assert gpu.estimate.model == "nccl" and gpu.bound <= gpu.time

@@ -1,32 +1,9 @@
-"""From a program to the wire: time the collectives an HLO module runs, replay them on
-the program's own data, and map PyTorch's calls onto the library's collectives.
+"""From a program to the wire: replay the collectives an HLO module runs on the
+program's own data, and map PyTorch's calls (and what DDP and FSDP issue) onto
+the library's collectives.
 
-:func:`time_hlo` takes what :func:`collectives_lib.hlo.parse_hlo` reads and times
-every collective on a topology with :func:`collectives_lib.estimate`. The
-module's device ids (partition ids: positions in the JAX mesh, row-major) are
-the topology's ranks, so a collective runs over the topology axes whose groups
-are its replica groups: on ``tpu_slice("v5e", "4x2")`` the groups
-``{{0,2,4,6},{1,3,5,7}}`` are axis ``x``. Groups that are no axis of the
-topology are refused with the groups and the topology's axes named.
-
->>> import collectives_lib as cl
->>> from collectives_lib.hlo import parse_hlo
->>> module = parse_hlo('''HloModule m, num_partitions=8
-... %add (a: f32[], b: f32[]) -> f32[] {
-...   %a = f32[] parameter(0)
-...   %b = f32[] parameter(1)
-...   ROOT %s = f32[] add(%a, %b)
-... }
-... ENTRY %main (p: f32[1024]) -> f32[1024] {
-...   %p = f32[1024]{0} parameter(0)
-...   ROOT %ar = f32[1024]{0} all-reduce(%p), channel_id=1, replica_groups=[2,4]<=[4,2]T(1,0), use_global_device_ids=true, to_apply=%add
-... }''')
->>> timing = time_hlo(module, cl.tpu_slice("v5e", "4x2"), mesh="x=4,y=2")
->>> row = timing.rows[0]
->>> row.mesh_axes, row.topology_axes, row.estimate.group_size, row.estimate.num_groups
-(('x',), ('x',), 4, 2)
->>> timing.total == row.time
-True
+Timing a module is the HLO tool's (:func:`collectives_lib.hlo.time_hlo`, which
+``collectives hlo`` prints); this module is the book's side of the chapter.
 
 :func:`replay_collective` runs the library's schedule of the same collective on
 the same per-device arrays and returns what every device ends with, in the
@@ -34,259 +11,28 @@ layout JAX gives it, so a chapter can compare it with JAX's own result.
 
 :data:`TORCH_CALLS` and :func:`torch_collective` map ``torch.distributed``
 calls (and what DDP and FSDP issue) onto the library's collectives and
-nccl-tests sizes, without importing PyTorch; :func:`ddp_fsdp_traffic` works
-out what DDP and FSDP move for one training step.
+nccl-tests sizes, without importing PyTorch; :func:`ddp_buckets` assigns
+gradients to DDP's buckets as torch's reducer does, and
+:func:`ddp_fsdp_traffic` works out what DDP and FSDP move for one training step.
 
 Introduced in the chapter *From your code to the wire*.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import CollectivesError
-from ..hlo import HloCollective
-from ..hlo import HloModule, format_groups, mesh_axes, mesh_sizes, parse_hlo
-from ..models import MODELS, Estimate, default_model, estimate
+from ..hlo import HloCollective, HloModule, mesh_axes, parse_hlo, topology_axes
+from ..models import estimate
 from ..topology import Topology
-from ..units import format_bytes, format_time
+from ..units import format_bytes
 
-__all__ = ["HloRow", "HloTiming", "time_hlo", "topology_axes", "library_dtype", "summary", "shards",
-           "replay_collective", "TORCH_CALLS", "TorchCall", "torch_collective",
-           "ddp_fsdp_traffic"]
-
-#: XLA element type -> the library's dtype name (what NCCL's model is told).
-_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "f64": "float64",
-           "s8": "int8", "u8": "uint8", "pred": "uint8", "s32": "int32", "u32": "uint32",
-           "s64": "int64", "u64": "uint64", "f8e4m3fn": "float8_e4m3", "f8e4m3": "float8_e4m3",
-           "f8e5m2": "float8_e5m2"}
-_BY_SIZE = {1: "uint8", 2: "float16", 4: "float32", 8: "float64"}
-
-
-def library_dtype(hlo_dtype: str) -> str:
-    """The library's dtype for an XLA element type (``"bf16"`` -> ``"bfloat16"``);
-    types the library does not name go by their size (``c64`` -> ``float64``)."""
-    first = str(hlo_dtype).split("+")[0]
-    if first in _DTYPES:
-        return _DTYPES[first]
-    from ..hlo import ELEMENT_BITS
-    bits = ELEMENT_BITS.get(first)
-    if bits is None:
-        raise CollectivesError(f"unknown XLA element type {hlo_dtype!r}")
-    return _BY_SIZE.get(max(1, bits // 8), "uint8")
-
-
-def topology_axes(groups, topology: Topology) -> tuple[str, ...]:
-    """The axes of ``topology`` whose rank groups are ``groups`` (device ids = ranks).
-
-    ``groups`` is a :class:`collectives_lib.hlo.HloCollective` or a list of groups.
-    ``()`` means groups of one device (nothing moves).
-    """
-    if isinstance(groups, HloCollective):
-        if groups.num_devices != topology.num_ranks:
-            raise CollectivesError(
-                f"the module runs on {groups.num_devices} devices but {topology!r} has "
-                f"{topology.num_ranks} ranks: pick a topology of {groups.num_devices}")
-        groups = groups.replica_groups
-    groups = [tuple(int(v) for v in g) for g in groups]
-    if all(len(g) == 1 for g in groups):
-        return ()
-    want = {frozenset(g) for g in groups}
-    names = list(topology.axis_names)
-    for k in range(1, len(names) + 1):
-        for subset in itertools.combinations(names, k):
-            try:
-                got = topology.axis_groups(list(subset))
-            except CollectivesError:
-                continue
-            if {frozenset(int(v) for v in g) for g in np.asarray(got).tolist()} == want:
-                return tuple(subset)
-    axes = ", ".join(f"{a}={s}" for a, s in zip(names, topology.mesh_shape))
-    raise CollectivesError(
-        f"replica groups {format_groups(groups)} are not the groups of any axes of "
-        f"{topology!r} (axes {axes}, ranks numbered row-major): pick a topology whose axes "
-        f"match the mesh")
-
-
-@dataclass(frozen=True)
-class HloRow:
-    """One collective of a module, timed: ``time`` counts its repeats."""
-
-    collective: HloCollective
-    mesh_axes: tuple[str, ...] | None
-    topology_axes: tuple[str, ...]
-    estimate: Estimate | None         # None: not timed (see ``note``)
-    note: str = ""
-
-    @property
-    def repeats(self) -> int:
-        return 1 if self.collective.repeats is None else self.collective.repeats
-
-    @property
-    def time(self) -> float:
-        """Seconds one run of the program spends in it (0 when not timed)."""
-        return 0.0 if self.estimate is None else self.estimate.time * self.repeats
-
-    @property
-    def bound(self) -> float:
-        return 0.0 if self.estimate is None else self.estimate.bound.time * self.repeats
-
-    def as_dict(self) -> dict:
-        c, e = self.collective, self.estimate
-        groups = ([list(p) for p in c.source_target_pairs] if c.kind == "collective_permute"
-                  else [list(g) for g in c.replica_groups])
-        return {
-            "name": c.name, "kind": c.kind, "line": c.line,
-            "operands": [str(a) for a in c.operands], "results": [str(a) for a in c.results],
-            "dtype": c.dtype, "nbytes": c.nbytes,
-            "replica_groups" if c.kind != "collective_permute" else "source_target_pairs": groups,
-            "mesh_axes": None if self.mesh_axes is None else list(self.mesh_axes),
-            "topology_axes": list(self.topology_axes),
-            "repeats": c.repeats,
-            "algorithm": None if e is None else e.label,
-            "model": None if e is None else e.model,
-            "time_s": None if e is None else e.time,
-            "total_time_s": self.time,
-            "lower_bound_s": None if e is None else e.bound.time,
-            "efficiency": None if e is None else e.efficiency,
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True)
-class HloTiming:
-    """Every collective of a module timed on one topology, and their total."""
-
-    module: HloModule
-    topology: Topology = field(repr=False)
-    model: str
-    mesh: dict | None
-    rows: tuple[HloRow, ...]
-
-    @property
-    def total(self) -> float:
-        """Seconds in collectives per run, run one after another (no overlap)."""
-        return sum(r.time for r in self.rows)
-
-    @property
-    def total_bound(self) -> float:
-        return sum(r.bound for r in self.rows)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(r.collective.nbytes * r.repeats for r in self.rows)
-
-    def table(self) -> list[list[str]]:
-        """The rows as strings, header first (what ``collectives hlo`` prints)."""
-        head = ["name", "kind", "operands", "dtype", "bytes", "groups", "mesh axes",
-                "algorithm", "time", "bound", "times"]
-        out = [head]
-        for r in self.rows:
-            c, e = r.collective, r.estimate
-            groups = (f"{len(c.source_target_pairs)} pairs" if c.kind == "collective_permute"
-                      else f"{c.num_groups}x{c.group_size}")
-            axes = "-" if r.mesh_axes is None else (",".join(r.mesh_axes) or "(one device)")
-            out.append([c.name, c.kind, ", ".join(map(str, c.operands)), c.dtype,
-                        format_bytes(c.nbytes), groups, axes,
-                        "-" if e is None else e.label,
-                        "-" if e is None else format_time(e.time),
-                        "-" if e is None else format_time(e.bound.time),
-                        "?" if c.repeats is None else str(c.repeats)])
-        return out
-
-    def brief(self) -> str:
-        """A narrow table (kind, mesh axes, bytes, algorithm, time) and the total,
-        for pages and terminals of 80 columns."""
-        rows = [["kind", "axes", "bytes", "algorithm", "time"]]
-        for r in self.rows:
-            c, e = r.collective, r.estimate
-            axes = "-" if r.mesh_axes is None else ",".join(r.mesh_axes) or "one"
-            times = "" if r.repeats == 1 else f" x{r.repeats}"
-            rows.append([c.kind, axes, format_bytes(c.nbytes), "-" if e is None else e.label,
-                         "-" if e is None else format_time(e.time) + times])
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines = ["  ".join(v.rjust(w) if i in (2, 4) else v.ljust(w)
-                           for i, (v, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
-        model = "NCCL model" if self.model == "nccl" else "ideal link model"
-        lines.append(f"total {format_time(self.total)} ({model}), lower bound "
-                     f"{format_time(self.total_bound)}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        rows = self.table()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-        model = ("NCCL's model" if self.model == "nccl" else "the ideal link model")
-        head = (f"{self.module.name}: {len(self.rows)} collectives on {self.topology!r}, "
-                f"{model}")
-        total = (f"total {format_time(self.total)} per run (one after another), lower bound "
-                 f"{format_time(self.total_bound)}, {format_bytes(self.total_bytes)} per device")
-        notes = [f"{r.collective.name}: {r.note}" for r in self.rows if r.note]
-        return "\n".join([head] + lines + [total] + notes)
-
-    def as_dict(self) -> dict:
-        return {"module": self.module.name, "num_devices": self.module.num_devices,
-                "topology": repr(self.topology), "model": self.model, "mesh": self.mesh,
-                "collectives": [r.as_dict() for r in self.rows],
-                "total_time_s": self.total, "total_lower_bound_s": self.total_bound,
-                "total_bytes": self.total_bytes}
-
-
-def time_hlo(module, topology: Topology, *, mesh=None, model: str | None = None,
-             algorithm: str = "auto") -> HloTiming:
-    """Time every collective of ``module`` (an :class:`~collectives_lib.hlo.HloModule`
-    or HLO text) on ``topology``, with the ideal link model or NCCL's model
-    (``model=None``: NCCL's on GPU presets, ideal elsewhere).
-
-    ``mesh`` (``"x=4,y=2"``, a dict or a ``jax.sharding.Mesh``) names the axes
-    each collective spans in the program's terms; its size must be the
-    module's. Permutes are listed but not timed (point-to-point, not a
-    collective the library schedules); a loop whose trip count is not in the
-    text counts once, with a note.
-    """
-    if not isinstance(module, HloModule):
-        module = parse_hlo(module)
-    if not isinstance(topology, Topology):
-        raise CollectivesError(f"topology must be a Topology, got {topology!r}")
-    if module.num_devices != topology.num_ranks:
-        raise CollectivesError(
-            f"module {module.name} runs on {module.num_devices} devices but {topology!r} has "
-            f"{topology.num_ranks} ranks: pick a topology of {module.num_devices}")
-    mesh_dict = None
-    if mesh is not None:
-        mesh_dict = mesh_sizes(mesh)
-        size = int(np.prod(list(mesh_dict.values())))
-        if size != module.num_devices:
-            raise CollectivesError(
-                f"mesh {','.join(f'{a}={s}' for a, s in mesh_dict.items())} has {size} "
-                f"devices but module {module.name} runs on {module.num_devices}")
-    rows = []
-    used_model = None
-    for c in module:
-        axes_m = mesh_axes(c, mesh_dict) if mesh_dict is not None else None
-        if c.kind == "collective_permute":
-            rows.append(HloRow(c, axes_m, (), None, "a permute is point-to-point: not timed"))
-            continue
-        axes_t = topology_axes(c, topology)
-        if not axes_t:
-            rows.append(HloRow(c, axes_m, (), None, "groups of one device: nothing moves"))
-            continue
-        e = estimate(c.kind, topology, c.nbytes, algorithm, axes=list(axes_t), model=model,
-                     dtype=library_dtype(c.dtype))
-        used_model = e.model
-        note = ""
-        if c.repeats is None:
-            note = "in a loop whose trip count the text does not give: counted once"
-        rows.append(HloRow(c, axes_m, axes_t, e, note))
-    if used_model is None:
-        if model is not None and str(model).strip().lower() not in MODELS:
-            raise CollectivesError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
-        used_model = default_model(topology) if model is None else str(model).strip().lower()
-    return HloTiming(module, topology, used_model, mesh_dict, tuple(rows))
-
+__all__ = ["summary", "shards", "replay_collective", "TORCH_CALLS", "TorchCall",
+           "torch_collective", "Parameter", "llama_parameters", "Bucket", "ddp_buckets",
+           "fsdp_collectives", "DEFAULT_FIRST_BUCKET_BYTES", "ddp_fsdp_traffic"]
 
 def summary(module, mesh=None) -> str:
     """One line for a module: ``"all_gather over y, 268 MB"`` per collective, or
@@ -359,28 +105,7 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     from ..plan import build
     from ..replay import replay_inputs
     kind = collective.kind
-    if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
-        raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
-                               f"all_reduce and all_to_all, not {kind}")
-    if kind == "all_to_all" and collective.dimension is None:
-        raise CollectivesError("a tuple all-to-all has one operand per peer: replay the array "
-                               "form (unoptimized text) instead")
-    arrays = [np.asarray(x, dtype=float) for x in inputs]
-    n_dev = collective.num_devices
-    if len(arrays) != n_dev:
-        raise CollectivesError(f"inputs has {len(arrays)} arrays, one per device is "
-                               f"{n_dev}")
-    want = collective.operands[0].dims
-    jax_form = kind == "all_to_all" and (split_axis is not None or concat_axis is not None)
-    if (split_axis is not None or concat_axis is not None) and kind != "all_to_all":
-        raise CollectivesError(f"split_axis and concat_axis are for all_to_all, not {kind}")
-    for d, x in enumerate(arrays):
-        if jax_form and x.size != collective.operands[0].num_elements:
-            raise CollectivesError(f"inputs[{d}] has {x.size} elements, the operand "
-                                   f"{collective.operands[0]} has "
-                                   f"{collective.operands[0].num_elements}")
-        if not jax_form and x.shape != want:
-            raise CollectivesError(f"inputs[{d}] has shape {x.shape}, the operand is {want}")
+    arrays, jax_form = _replay_inputs(collective, inputs, split_axis, concat_axis)
     axes = topology_axes(collective, topology)
     sched = build(kind, topology, algorithm, axes=list(axes) if axes else None)
     owner, dest = sched.slot_roles
@@ -431,6 +156,35 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     return out
 
 
+def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
+    """The inputs as float arrays, checked against the collective; and whether they
+    are in JAX's all-to-all form (split and concatenated on other axes)."""
+    kind = collective.kind
+    if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+        raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
+                               f"all_reduce and all_to_all, not {kind}")
+    if kind == "all_to_all" and collective.dimension is None:
+        raise CollectivesError("a tuple all-to-all has one operand per peer: replay the array "
+                               "form (unoptimized text) instead")
+    arrays = [np.asarray(x, dtype=float) for x in inputs]
+    n_dev = collective.num_devices
+    if len(arrays) != n_dev:
+        raise CollectivesError(f"inputs has {len(arrays)} arrays, one per device is "
+                               f"{n_dev}")
+    want = collective.operands[0].dims
+    jax_form = kind == "all_to_all" and (split_axis is not None or concat_axis is not None)
+    if (split_axis is not None or concat_axis is not None) and kind != "all_to_all":
+        raise CollectivesError(f"split_axis and concat_axis are for all_to_all, not {kind}")
+    for d, x in enumerate(arrays):
+        if jax_form and x.size != collective.operands[0].num_elements:
+            raise CollectivesError(f"inputs[{d}] has {x.size} elements, the operand "
+                                   f"{collective.operands[0]} has "
+                                   f"{collective.operands[0].num_elements}")
+        if not jax_form and x.shape != want:
+            raise CollectivesError(f"inputs[{d}] has shape {x.shape}, the operand is {want}")
+    return arrays, jax_form
+
+
 def _ensure(data: np.ndarray, elements: int) -> np.ndarray:
     if data.shape[2] == elements:
         return data
@@ -475,8 +229,8 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
     TorchCall("all_to_all_single", "all_to_all", "input", "one rank's buffer, split in world parts"),
     TorchCall("broadcast", "broadcast", "tensor", "from src to every rank"),
     TorchCall("DDP bucket", "all_reduce", "tensor",
-              "DDP all-reduces gradients in buckets of bucket_cap_mb (25 MiB by default) as "
-              "backward produces them"),
+              "DDP all-reduces whole gradients in buckets, in reverse parameter order: the "
+              "first closes at 1 MiB, the others once they reach bucket_cap_mb (25 MiB)"),
     TorchCall("FSDP all-gather", "all_gather", "output",
               "FSDP gathers a unit's flat parameters before its forward, and again before its "
               "backward when it resharded after forward (FULL_SHARD)"),
@@ -512,40 +266,169 @@ def torch_collective(call: str, nbytes: int, world_size: int) -> tuple[str, int]
     return c.collective, int(nbytes) * (int(world_size) if shard else 1)
 
 
-def ddp_fsdp_traffic(param_bytes: int, topology: Topology, *, units: int = 1,
-                     bucket_bytes: int = 25 * 2**20, model: str | None = None) -> dict:
-    """What DDP and FSDP (FULL_SHARD) run in one training step over every rank
-    of ``topology``, for ``param_bytes`` of parameters (and as many of gradients).
+#: DDP's cap on the first bucket of gradients (``dist._DEFAULT_FIRST_BUCKET_BYTES``): 1 MiB.
+DEFAULT_FIRST_BUCKET_BYTES = 2**20
+_ELEMENT_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8, "float8": 1,
+                  "int8": 1, "uint8": 1, "int32": 4, "int64": 8}
 
-    DDP: one all-reduce per bucket. FSDP with ``units`` wrapped units: per unit,
-    an all-gather before forward, another before backward, a reduce-scatter
-    after. Returns ``{"ddp": [...], "fsdp": [...]}``, each a list of
-    ``(what, collective, nbytes, count, estimate)``, with totals
-    ``"ddp_time"``, ``"fsdp_time"`` and ``"ddp_bytes"``, ``"fsdp_bytes"``:
-    the bytes each rank sends at least (nccl-tests' bus bytes, size x the
-    collective's bus factor).
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter tensor of a model, as DDP and FSDP see it: its name, shape,
+    dtype, device and the FSDP unit (wrapped module) it belongs to (``"root"``: the
+    outermost module's own parameters)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "bfloat16"
+    unit: str = "root"
+    device: str = "cuda"
+
+    @property
+    def nbytes(self) -> int:
+        if self.dtype not in _ELEMENT_BYTES:
+            raise CollectivesError(f"parameter {self.name}: dtype {self.dtype!r} is not one of "
+                                   f"{', '.join(_ELEMENT_BYTES)}")
+        return int(np.prod(self.shape, dtype=np.int64)) * _ELEMENT_BYTES[self.dtype]
+
+
+def llama_parameters(*, layers: int = 32, hidden: int = 4096, intermediate: int = 14336,
+                     heads: int = 32, kv_heads: int = 8, vocab: int = 128256,
+                     dtype: str = "bfloat16") -> list[Parameter]:
+    """A Llama-shaped model's parameters in definition order (Hugging Face's
+    ``LlamaForCausalLM``: ``embed_tokens``; per layer ``q, k, v, o`` projections,
+    ``gate, up, down``, two RMSNorm weights; the final norm; ``lm_head``, untied).
+    The defaults are Llama 3 8B's: 8.03 billion parameters. Each layer is its own
+    FSDP unit; the embedding, final norm and head belong to the root."""
+    kv = hidden // heads * kv_heads
+    out = [Parameter("model.embed_tokens.weight", (vocab, hidden), dtype)]
+    for i in range(layers):
+        unit = f"model.layers.{i}"
+        shapes = [("self_attn.q_proj", (hidden, hidden)), ("self_attn.k_proj", (kv, hidden)),
+                  ("self_attn.v_proj", (kv, hidden)), ("self_attn.o_proj", (hidden, hidden)),
+                  ("mlp.gate_proj", (intermediate, hidden)), ("mlp.up_proj", (intermediate, hidden)),
+                  ("mlp.down_proj", (hidden, intermediate)), ("input_layernorm", (hidden,)),
+                  ("post_attention_layernorm", (hidden,))]
+        out.extend(Parameter(f"{unit}.{n}.weight", shape, dtype, unit) for n, shape in shapes)
+    out.append(Parameter("model.norm.weight", (hidden,), dtype))
+    out.append(Parameter("lm_head.weight", (vocab, hidden), dtype))
+    return out
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One DDP gradient bucket: the parameters it holds (indices in definition
+    order, in the order their gradients fill it) and its bytes (the all-reduce's size)."""
+
+    indices: tuple[int, ...]
+    nbytes: int
+    dtype: str
+
+
+def ddp_buckets(parameters, *, bucket_cap_mb: float = 25,
+                first_bucket_bytes: int = DEFAULT_FIRST_BUCKET_BYTES) -> list[Bucket]:
+    """DDP's gradient buckets, in the order they are all-reduced, as torch's reducer
+    makes them from the second iteration on.
+
+    After the first backward pass the reducer rebuilds its buckets in the order the
+    gradients became ready (``Reducer::rebuild_buckets``), which for a model whose
+    layers run in definition order is the reverse of it; it assigns them with
+    ``compute_bucket_assignment_by_size`` (``torch/csrc/distributed/c10d/reducer.cpp``,
+    pytorch/pytorch at 00413201d3d38d5b5bb039180220d5a0d6c74052) over the limits
+    ``[first_bucket_bytes, bucket_cap_mb * 2**20]`` (``torch/nn/parallel/distributed.py``
+    at 25562d3d418774598bd22d0fae875897a96a917b: ``_DEFAULT_FIRST_BUCKET_BYTES`` is
+    1 MiB, ``bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)``):
+
+    * tensors are never split: a bucket takes whole gradients;
+    * a bucket of one dtype and device fills until its bytes *reach* its limit
+      (``size >= limit``) and then closes, so it may exceed the cap by up to one
+      tensor (a 1 GB ``lm_head`` is one bucket alone);
+    * the first bucket of each dtype and device closes at 1 MiB, the others at the cap;
+    * what is left open at the end becomes one last bucket per dtype and device.
+
+    >>> ps = [Parameter("a", (256, 1024)), Parameter("b", (4096, 1024)), Parameter("c", (1024,))]
+    >>> [(b.indices, b.nbytes) for b in ddp_buckets(ps, bucket_cap_mb=4)]
+    [((2, 1), 8390656), ((0,), 524288)]
+    """
+    params = list(parameters)
+    if not params or not all(isinstance(p, Parameter) for p in params):
+        raise CollectivesError("ddp_buckets takes a non-empty list of Parameter values")
+    cap = int(float(bucket_cap_mb) * 1024 * 1024)
+    if cap < 1 or first_bucket_bytes < 1:
+        raise CollectivesError(f"bucket_cap_mb must give at least 1 byte, got {bucket_cap_mb!r}")
+    limits = (int(first_bucket_bytes), cap)
+    open_: dict[tuple, list] = {}          # (dtype, device) -> [indices, bytes, closed so far]
+    out: list[Bucket] = []
+    for i in reversed(range(len(params))):
+        p = params[i]
+        key = (p.dtype, p.device)
+        acc = open_.setdefault(key, [[], 0, 0])
+        acc[0].append(i)
+        acc[1] += p.nbytes
+        if acc[1] >= limits[min(acc[2], 1)]:
+            out.append(Bucket(tuple(acc[0]), acc[1], p.dtype))
+            open_[key] = [[], 0, acc[2] + 1]
+    out.extend(Bucket(tuple(a[0]), a[1], dt) for (dt, _), a in open_.items() if a[0])
+    return out
+
+
+def fsdp_collectives(parameters, world_size: int) -> list[tuple[str, str, str, int]]:
+    """What FSDP2 (``fully_shard`` on each unit and the root, ``reshard_after_forward``
+    by default) runs in one step: ``(unit, phase, collective, nccl-tests size)`` in
+    order. Each unit's parameters form one flat buffer, padded to a multiple of the
+    world size: it is all-gathered before the unit's forward and, being resharded
+    after it, again before its backward (the root's is kept from forward to
+    backward), and its gradient is reduce-scattered after its backward. FSDP
+    prefetches the next unit's all-gather while the current one computes, which
+    overlaps them with compute but changes no bytes."""
+    if isinstance(world_size, bool) or not isinstance(world_size, (int, np.integer)) \
+            or world_size < 1:
+        raise CollectivesError(f"world_size must be a whole number >= 1, got {world_size!r}")
+    units: dict[str, int] = {}
+    for p in parameters:
+        units[p.unit] = units.get(p.unit, 0) + p.nbytes
+    pad = {u: -(-b // world_size) * world_size for u, b in units.items()}
+    order = [u for u in units if u != "root"]
+    head = ["root"] if "root" in units else []
+    out = [(u, "forward", "all_gather", pad[u]) for u in head + order]
+    out += [(u, "backward", "all_gather", pad[u]) for u in reversed(order)]
+    out += [(u, "backward", "reduce_scatter", pad[u]) for u in reversed(order)] + \
+           [(u, "backward", "reduce_scatter", pad[u]) for u in head]
+    return out
+
+
+def ddp_fsdp_traffic(parameters, topology: Topology, *, bucket_cap_mb: float = 25,
+                     model: str | None = None) -> dict:
+    """What DDP (:func:`ddp_buckets`) and FSDP2 (:func:`fsdp_collectives`) run in one
+    training step over every rank of ``topology``, for a model's ``parameters``
+    (a list of :class:`Parameter`, such as :func:`llama_parameters`).
+
+    Returns ``{"ddp": [...], "fsdp": [...]}``, each a list of
+    ``(what, collective, nbytes, count, estimate)`` (collectives of one size
+    counted together), with totals ``"ddp_time"``, ``"fsdp_time"`` (one after
+    another, no overlap) and ``"ddp_bytes"``, ``"fsdp_bytes"``: the bytes each
+    rank sends at least (nccl-tests' bus bytes, size x the collective's bus factor).
     """
     from ..collective import Collective as Coll
-    from ..units import check_nbytes
-    param_bytes = check_nbytes(param_bytes, what="param_bytes")
-    bucket_bytes = check_nbytes(bucket_bytes, what="bucket_bytes")
-    if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units < 1:
-        raise CollectivesError(f"units must be a whole number >= 1, got {units!r}")
+    params = list(parameters)
     n = topology.num_ranks
-    full, rest = divmod(param_bytes, bucket_bytes)
-    ddp_plan = [("bucket", "all_reduce", bucket_bytes, full)] if full else []
-    if rest:
-        ddp_plan.append(("last bucket", "all_reduce", rest, 1))
-    unit = -(-param_bytes // units)
-    fsdp_plan = [("forward all-gather", "all_gather", unit, units),
-                 ("backward all-gather", "all_gather", unit, units),
-                 ("gradient reduce-scatter", "reduce_scatter", unit, units)]
+    plans = {"ddp": [("bucket", "all_reduce", b.nbytes) for b in ddp_buckets(params, bucket_cap_mb=bucket_cap_mb)],
+             "fsdp": [(f"{phase} {coll.replace('_', '-')}", coll, size)
+                      for _, phase, coll, size in fsdp_collectives(params, n)]}
     out: dict = {}
-    for name, plan in (("ddp", ddp_plan), ("fsdp", fsdp_plan)):
-        rows = [(what, coll, size, count, estimate(coll, topology, size, model=model))
-                for what, coll, size, count in plan]
+    cache: dict = {}
+    for name, plan in plans.items():
+        counted: dict = {}
+        for what, coll, size in plan:
+            counted[(what, coll, size)] = counted.get((what, coll, size), 0) + 1
+        rows = []
+        for (what, coll, size), count in counted.items():
+            if (coll, size) not in cache:
+                cache[coll, size] = estimate(coll, topology, size, model=model)
+            rows.append((what, coll, size, count, cache[coll, size]))
         out[name] = rows
         out[f"{name}_time"] = sum(e.time * count for *_, count, e in rows)
         out[f"{name}_bytes"] = sum(size * Coll(coll).busbw_factor(n) * count
                                    for _, coll, size, count, _ in rows)
+        out[f"{name}_count"] = len(plan)
     return out

@@ -54,6 +54,12 @@ class Stage:
     rate: float        # the nominal rate: bytes/s or FLOP/s
     detail: str = ""
     limit: str = ""    # why ``seconds`` exceeds ``work / rate``, if it does
+    resource: str = "" # what the stage occupies (links, a host's port, the chip); "" = its own
+
+    @property
+    def uses(self) -> str:
+        """The resource the stage occupies: stages on the same one cannot overlap."""
+        return self.resource or self.name
 
     def describe(self) -> str:
         amount = (format_bytes(self.work) if self.unit == "B"
@@ -68,8 +74,11 @@ class Pipeline:
 
     ``time_sequential`` runs them one after another; ``time_streamed`` is the
     limit when the data is cut into many chunks and every stage works on a
-    different chunk at once (the slowest stage sets the time);
-    :meth:`time_pipelined` is the time for a given number of chunks.
+    different chunk at once. Stages that occupy the same resource (the same
+    links: an ICI reduce-scatter and an ICI all-gather) cannot overlap each
+    other, so the streamed time is the busiest *resource*'s total, never less
+    than what any one resource must carry; :meth:`time_pipelined` is the time
+    for a given number of chunks.
     """
 
     stages: tuple[Stage, ...]
@@ -92,9 +101,23 @@ class Pipeline:
         return {st.name: st.seconds for st in self.stages}
 
     @property
+    def resource_times(self) -> dict[str, float]:
+        """Each resource's total: the stages that occupy it, one after another."""
+        out: dict[str, float] = {}
+        for st in self.stages:
+            out[st.uses] = out.get(st.uses, 0.0) + st.seconds
+        return out
+
+    @property
+    def busiest(self) -> str:
+        """The resource with the largest total: it sets the streamed time."""
+        times = self.resource_times
+        return max(times, key=times.get)
+
+    @property
     def bottleneck(self) -> Stage:
-        """The slowest stage."""
-        return max(self.stages, key=lambda st: st.seconds)
+        """The slowest stage on the busiest resource."""
+        return max((st for st in self.stages if st.uses == self.busiest), key=lambda st: st.seconds)
 
     @property
     def time_sequential(self) -> float:
@@ -103,8 +126,8 @@ class Pipeline:
 
     @property
     def time_streamed(self) -> float:
-        """All stages overlap perfectly: the slowest stage."""
-        return float(self.bottleneck.seconds)
+        """Stages on different resources overlap perfectly: the busiest resource's total."""
+        return float(max(self.resource_times.values()))
 
     def time_pipelined(self, chunks: int) -> float:
         """Data cut into ``chunks`` equal pieces that flow through the stages.
@@ -126,6 +149,10 @@ class Pipeline:
             lines.append(f"{st.name:<{width}}  {format_time(st.seconds):>9}  "
                          f"({st.describe()}){mark}")
         lines.append(f"{'one after another':<{width}}  {format_time(self.time_sequential):>9}")
+        shared = {r: t for r, t in self.resource_times.items()
+                  if sum(st.uses == r for st in self.stages) > 1}
+        for r, t in shared.items():
+            lines.append(f"{'on ' + r:<{width}}  {format_time(t):>9}  (its stages cannot overlap)")
         lines.append(f"{'streamed':<{width}}  {format_time(self.time_streamed):>9}")
         for n in self.notes:
             lines += textwrap.wrap(f"note: {n}", 72, subsequent_indent="  ")
@@ -590,12 +617,13 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
     links = int((sl.links.src == 0).sum())
     stages = (
         Stage("ICI reduce-scatter", rs.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
-              f"{rs.algorithm.replace('_', ' ')} over {n} chips"),
+              f"{rs.algorithm.replace('_', ' ')} over {n} chips", resource="ICI links"),
         Stage("DCN all-reduce of shards", dcn, 2 * (S - 1) / S * shard * per_host, "B",
               system.dcn_bandwidth_per_host,
-              f"ring over {S} slices, {2 * (S - 1)} steps, {per_host} chips per host share its DCN port"),
+              f"ring over {S} slices, {2 * (S - 1)} steps, {per_host} chips per host share its DCN port",
+              resource="DCN"),
         Stage("ICI all-gather", ag.time, (n - 1) / n * V, "B", links * float(sl.bandwidth),
-              f"{ag.algorithm.replace('_', ' ')} over {n} chips"),
+              f"{ag.algorithm.replace('_', ' ')} over {n} chips", resource="ICI links"),
     )
     return MultisliceAllReduce(
         stages=stages, generation=sl.generation.name, shape=tuple(sl.dims), num_slices=S,

@@ -132,12 +132,21 @@ def _on_switch(formula):
     return cost
 
 
-register("recursive_doubling", "all_gather", applies=power_of_two("recursive_doubling"),
+def _pairwise(phases: int):
+    """log2(N) rounds in which every rank sends once, ``phases`` times over: N log2 N
+    transfers a phase, each round's different."""
+    def size(g: Group) -> tuple[int, int]:
+        rounds = max(g.n - 1, 0).bit_length()
+        return phases * g.n * rounds, phases * rounds
+    return size
+
+
+register("recursive_doubling", "all_gather", applies=power_of_two("recursive_doubling"), size=_pairwise(1),
          description="log2(N) rounds of pairwise exchange (power-of-two N)",
          cost=_on_switch(costs.recursive_doubling_all_gather)
          )(lambda g: recursive_doubling_all_gather(g.n))
 
-register("recursive_halving", "reduce_scatter", applies=power_of_two("recursive_halving"),
+register("recursive_halving", "reduce_scatter", applies=power_of_two("recursive_halving"), size=_pairwise(1),
          description="log2(N) rounds of pairwise exchange, halving (power-of-two N)",
          cost=_on_switch(costs.recursive_doubling_all_gather)
          )(lambda g: recursive_halving_reduce_scatter(g.n))
@@ -151,12 +160,12 @@ register("pat", "reduce_scatter", applies=_pat_reason, cost=_pat_cost, nccl="PAT
                      "steps (one GPU per node)"
          )(lambda g: dual(pat_all_gather(g.n)))
 
-register("recursive_doubling", "all_reduce", applies=power_of_two("recursive_doubling"),
+register("recursive_doubling", "all_reduce", applies=power_of_two("recursive_doubling"), size=_pairwise(1),
          description="log2(N) rounds of pairwise exchange (power-of-two N)",
          cost=_on_switch(costs.recursive_doubling_all_reduce)
          )(lambda g: recursive_doubling_all_reduce(g.n))
 
-register("rabenseifner", "all_reduce", applies=power_of_two("rabenseifner"),
+register("rabenseifner", "all_reduce", applies=power_of_two("rabenseifner"), size=_pairwise(2),
          description="recursive halving reduce-scatter + recursive doubling all-gather",
          cost=_on_switch(costs.rabenseifner_all_reduce)
          )(lambda g: rabenseifner_all_reduce(g.n))

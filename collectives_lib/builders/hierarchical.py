@@ -33,12 +33,12 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, all_reduce_from, boxes_array, dual
-from ..topology import GpuCluster
+from ..topology import GpuCluster, TpuSystem
 from .alltoall import all_to_all_schedule
 from .innetwork import direct_all_gather
 from .registry import Group, register
-from .rings import ring_all_gather
-from .torus import lift_line
+from .rings import axis_kind, ring_all_gather
+from .torus import lift_line, mesh_all_gather
 from .trees import double_binary_tree, pipelined_tree_all_reduce
 
 
@@ -65,7 +65,8 @@ def hierarchical_all_gather(nodes: int, gpus: int, *, intra: str = "ring") -> Sc
                                       "InfiniBand, then a ring inside each node over NVLink")
 
 
-def hierarchical_all_to_all(nodes: int, gpus: int) -> Schedule:
+def hierarchical_all_to_all(nodes: int, gpus: int, *, inner: str = "intra-node (NVLink)",
+                            outer: str = "inter-node (InfiniBand)") -> Schedule:
     """Inside each node, GPU g first collects from its node peers everything bound
     for GPU g of every node; then rail g exchanges across nodes. Nothing can be
     reduced on the way: every byte still has to cross the network."""
@@ -84,7 +85,7 @@ def hierarchical_all_to_all(nodes: int, gpus: int) -> Schedule:
             dst.append(node * gpus + g2)
             boxes.append(boxes_array([(node, 1), (gpu, 1), (0, nodes), (g2, 1), (0, 1)], n))
         src, dst, boxes = map(np.concatenate, (src, dst, boxes))
-        steps.append((src, dst, boxes, "intra-node (NVLink)"))
+        steps.append((src, dst, boxes, inner))
     if nodes > 1:
         # stage 2: rank (m, g) sends to (m', g) everything from node m bound for (m', g)
         src, dst, boxes = [], [], []
@@ -94,7 +95,7 @@ def hierarchical_all_to_all(nodes: int, gpus: int) -> Schedule:
             dst.append(m2 * gpus + gpu)
             boxes.append(boxes_array([(node, 1), (0, gpus), (m2, 1), (gpu, 1), (0, 1)], n))
         src, dst, boxes = map(np.concatenate, (src, dst, boxes))
-        steps.append((src, dst, boxes, "inter-node (InfiniBand)"))
+        steps.append((src, dst, boxes, outer))
     sched = all_to_all_schedule(n, "hierarchical", slot_shape, steps, None, "routed",
                                 "hierarchical all-to-all: regroup by destination GPU inside "
                                 "the node over NVLink, then exchange along each rail")
@@ -294,8 +295,42 @@ def collnet_chain_all_reduce(nodes: int, gpus: int, *, nodes_per_su: int = 32,
 def _reason(group: Group) -> str | None:
     if group.whole_cluster:
         return None
+    if _multislice(group):
+        return None
     return ("hierarchical runs over every GPU of a GPU cluster (both its node and gpu axes, "
-            "the default)")
+            "the default), or over the slice axis and ICI axes of TPU slices joined by DCN")
+
+
+def _multislice(group: Group) -> bool:
+    """A group over the slice axis and at least one ICI axis of a TPU system."""
+    topo = group.topology
+    return isinstance(topo, TpuSystem) and topo.num_slices > 1 and group.axes[:1] == (0,) and len(group.axes) > 1
+
+
+def _multislice_all_gather(group: Group) -> Schedule:
+    """DCN first: each chip's own block crosses to its twins in the other slices (a ring
+    over the slices, one message per chip and step), then the slice's ICI axes gather
+    every block that arrived, all axes at once. Its dual reduce-scatter reduces over ICI
+    first and sends only a chip's summed shard over DCN; the all-reduce is the pair:
+    ICI reduce-scatter, DCN all-reduce of the shards, ICI all-gather."""
+    topo = group.topology
+    kinds = ["ring"] + [axis_kind(topo.slice, a - 1) for a in group.axes[1:]]
+    sched = mesh_all_gather(group.shape, kinds, outer=0, outer_stage="DCN (across slices)")
+    # chunks stream through the tiers: DCN works on one chunk while the ICI axes work on
+    # another (stages on the same ICI links still add up: the simulator counts the busiest link)
+    return dataclasses.replace(sched, pipelined=True)
+
+
+def _hier_all_gather(g: Group) -> Schedule:
+    return _multislice_all_gather(g) if _multislice(g) else _hag(g)
+
+
+def _hier_all_to_all(g: Group) -> Schedule:
+    if _multislice(g):
+        n_inner = g.n // g.shape[0]
+        return hierarchical_all_to_all(g.shape[0], n_inner, inner="ICI (inside each slice)",
+                                       outer="DCN (across slices)")
+    return hierarchical_all_to_all(g.topology.num_nodes, g.topology.gpus_per_node)
 
 
 def _intra(group: Group) -> str:
@@ -337,16 +372,16 @@ def _hag(g: Group) -> Schedule:
     return hierarchical_all_gather(g.topology.num_nodes, g.topology.gpus_per_node, intra=_intra(g))
 
 
-_DESCRIPTION = "InfiniBand rails between nodes + NVLink inside nodes, pipelined"
+_DESCRIPTION = ("the slow tier and the fast tier apart: InfiniBand rails between nodes + NVLink inside "
+                "them, or DCN between TPU slices + ICI inside them; pipelined")
 register("hierarchical", "all_gather", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(1.0))(_hag)
+         cost=_ag_cost(1.0))(_hier_all_gather)
 register("hierarchical", "reduce_scatter", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(1.0))(lambda g: dual(_hag(g)))
+         cost=_ag_cost(1.0))(lambda g: dual(_hier_all_gather(g)))
 register("hierarchical", "all_reduce", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(2.0))(lambda g: all_reduce_from(_hag(g)))
+         cost=_ag_cost(2.0))(lambda g: all_reduce_from(_hier_all_gather(g)))
 register("hierarchical", "all_to_all", applies=_reason, description=_DESCRIPTION,
-         cost=_a2a_cost)(lambda g: hierarchical_all_to_all(g.topology.num_nodes,
-                                                           g.topology.gpus_per_node))
+         cost=_a2a_cost)(_hier_all_to_all)
 
 
 def _nvls_tree_reason(group: Group) -> str | None:

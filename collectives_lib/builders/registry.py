@@ -267,6 +267,10 @@ MAX_TRANSFERS = 4_000_000
 #: The most ranks a schedule may span (each step's traffic lists every rank).
 MAX_RANKS = 1 << 18
 
+#: The most (transfer, link) pairs a schedule's routes may hold: the simulator routes
+#: every distinct transfer once, about 16 bytes per link it crosses.
+MAX_ROUTED = 50_000_000
+
 
 def every_pair(phases: int = 1) -> Callable[[Group], tuple[int, int]]:
     """Footprint of a schedule that sends between every pair of ranks in each of
@@ -296,8 +300,15 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
     if ranks > MAX_RANKS:
         return (f"{alg.name} {alg.collective} on {where} would span {ranks:,} ranks, beyond "
                 f"the {MAX_RANKS:,} a schedule may span")
-    if size is None or size[0] * num_groups <= MAX_TRANSFERS:
+    if size is None:
         return None
+    hops = getattr(group.topology, "max_hops", None)
+    if size[0] * num_groups <= MAX_TRANSFERS:
+        if hops is None or size[0] * num_groups * hops <= MAX_ROUTED:
+            return None
+        return (f"{alg.name} {alg.collective} on {where} would route about {size[0] * num_groups:,} "
+                f"transfers over up to {hops:,} links each, beyond the {MAX_ROUTED:,} (transfer, link) "
+                f"pairs a schedule may hold")
     return (f"{alg.name} {alg.collective} on {where} would hold about "
             f"{size[0] * num_groups:,} transfers (it grows as N^2), beyond the "
             f"{MAX_TRANSFERS:,} a schedule may hold")

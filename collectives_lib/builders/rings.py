@@ -238,17 +238,20 @@ def _line_all_gather(group: Group, kind: str) -> Schedule:
 
 
 def _line_size(kind: str, phases: int):
-    """A line's footprint: N-1 steps per phase (N/2 both ways round a ring); a chain's
-    steps each hold different transfers, N(N-1) per phase in all, a ring's repeat one
-    pattern of N (2N both ways). NCCL's channels over a whole cluster: not known."""
+    """A line's footprint: N-1 steps per phase (N/2 both ways round a ring). A chain's steps
+    each hold different transfers, N(N-1) per phase in all; a ring's repeat patterns: one of
+    N one way; both ways one of 2N, or for even N one more for the last step (2N again, or N
+    for whole blocks). NCCL's channels over a whole cluster: not known."""
     def size(g: Group) -> tuple[int, int] | None:
         if g.whole_cluster:
             return None
         n = g.n
         if kind == "chain":
             return phases * n * (n - 1), phases * (n - 1)
-        per_phase = n - 1 if kind == "ring" else n // 2
-        return (n if kind == "ring" else 2 * n), phases * per_phase
+        if kind == "ring":
+            return phases * n, phases * (n - 1)
+        last = 0 if n % 2 or n < 4 else (2 * n if kind == "bidirectional_ring" else n)
+        return phases * (2 * n + last), phases * (n // 2)
     return size
 
 

@@ -27,7 +27,7 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
     """Run a 1D all-gather along ``axis`` of the group mesh, on every line at once.
 
     ``slot_shape`` is the mesh's dims, then one axis for the parts of a multi-axis
-    all-gather, then optionally a trailing axis of halves: a line schedule whose own
+    all-gather (``part`` None moves every part), then optionally a trailing axis of halves: a line schedule whose own
     grid is ``(n, 2)`` (a bidirectional ring that sends the opposite block half each
     way) moves the halves it names; a line with a ``(n,)`` grid moves both halves.
     """
@@ -54,6 +54,8 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
             # chunk volume: the line's share of its own grid times the full extent of
             # the done axes (and of the halves, where the line does not split them)
             vol = np.prod([dims[a] for a in done]) if done else 1
+            if part is None and len(slot_shape) > D:
+                vol *= slot_shape[D]
             frac = np.tile(t.fraction * n_axis * line_halves * vol * (halves // line_halves) / total, L)
             cache[key] = Traffic(src, dst, np.tile(t.op, L), frac)
 
@@ -72,7 +74,7 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
                     out[:, a, 1] = 1
             if len(slot_shape) > D:
                 out[:, D, 0] = 0 if part is None else part
-                out[:, D, 1] = 1
+                out[:, D, 1] = slot_shape[D] if part is None else 1
             if halves > 1:
                 if line_halves > 1:
                     out[:, D + 1, 0] = np.tile(b1[:, 1, 0], L)
@@ -86,7 +88,8 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
 
 
 def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
-                    order: Sequence[int] | None = None) -> Schedule:
+                    order: Sequence[int] | None = None, outer: int | None = None,
+                    outer_stage: str = "") -> Schedule:
     """All-gather over every axis of a mesh of ranks.
 
     ``kinds[a]`` is the 1D algorithm along axis ``a`` ("bidirectional_ring",
@@ -100,26 +103,35 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
     of two halves: the block opposite its owner goes half each way round that
     axis (:func:`~collectives_lib.builders.rings.bidirectional_ring_all_gather`),
     so every axis runs at the bandwidth bound.
+
+    ``outer`` is an axis gathered first, whole, before the others (a slower tier:
+    each rank's own block crosses it once, then every axis of the faster tier
+    gathers the blocks that arrived); its steps are labelled ``outer_stage``.
     """
     dims = tuple(int(d) for d in group_shape)
     D = len(dims)
     n = int(np.prod(dims))
     lines = {a: LINE_ALL_GATHERS[kinds[a]](dims[a]) for a in range(D)}
-    base_order = list(order) if order is not None else list(range(D))
-    if multi and D > 1:
-        parts = D
-        orders = [base_order[j:] + base_order[:j] for j in range(D)]
+    inner = [a for a in range(D) if a != outer]
+    base_order = list(order) if order is not None else inner
+    Di = len(base_order)
+    if multi and Di > 1:
+        parts = Di
+        orders = [base_order[j:] + base_order[:j] for j in range(Di)]
     else:
         parts = 1
         orders = [base_order]
-    halves = max(lines[a].slot_shape[1] if len(lines[a].slot_shape) > 1 else 1 for a in range(D))
+    halves = max(lines[a].slot_shape[1] if len(lines[a].slot_shape) > 1 else 1 for a in base_order)
     slot_shape = dims + (parts,) + ((halves,) if halves > 1 else ())
     cache: dict = {}
+    first: list[Step] = []
+    if outer is not None and dims[outer] > 1:
+        first = lift_line(lines[outer], dims, outer, [], slot_shape, None, outer_stage, cache)
     # phases[j][p] = the steps of part j's p-th axis
     phases: list[list[list[Step]]] = []
     for j, ordr in enumerate(orders):
         seq: list[list[Step]] = []
-        done: list[int] = []
+        done: list[int] = [] if outer is None else [outer]
         for axis in ordr:
             seq.append(lift_line(lines[axis], dims, axis, sorted(done), slot_shape, j,
                                   f"axis {'xyzwvu'[axis]}", cache) if dims[axis] > 1 else [])
@@ -128,9 +140,9 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
     # Phase p of every part runs at once (the rotated orders put the parts on
     # different axes, so they never share a link); the next phase starts when
     # the slowest part has finished this one.
-    steps = []
+    steps = list(first)
     merged: dict = {}
-    for p in range(D):
+    for p in range(Di):
         length = max(len(ph[p]) for ph in phases)
         for k in range(length):
             members = [ph[p][k] for ph in phases if k < len(ph[p])]
@@ -145,10 +157,13 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
                                       np.concatenate([np.full(len(m.traffic), j)
                                                       for j, m in zip(lanes, members)]))
             chunks = (lambda members=members: np.concatenate([m.boxes for m in members]))
-            stage = f"phase {p + 1}" if parts > 1 else members[0].stage
+            stage = (f"ICI phase {p + 1}" if outer is not None else f"phase {p + 1}") if parts > 1 \
+                else members[0].stage
             steps.append(Step(merged[key], chunks, stage))
     name = "multi_axis" if multi and D > 1 else ("sequential_axes" if D > 1 else kinds[0])
-    desc = (f"{D}D all-gather: the array is cut in {parts} parts that gather along the "
+    if outer is not None:
+        name = "hierarchical"
+    desc = (f"{Di}D all-gather: the array is cut in {parts} parts that gather along the "
             f"axes in rotated orders at the same time, keeping every link busy"
             if parts > 1 else "one axis after another")
     return Schedule.local("all_gather", name, n, slot_shape, steps, group_shape=dims,

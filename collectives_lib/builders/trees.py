@@ -326,12 +326,20 @@ register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE
          description="NCCL's tree: double binary trees between nodes, a chain inside each, "
                      "one channel per NIC, chunks pipelined up and down"
          )(nccl_tree_all_reduce)
-register("binomial_tree", "all_reduce", description="binomial tree reduce, then binomial tree broadcast",
+def _binomial_size(phases: int):
+    """A binomial tree sends along each of its N-1 edges once, in ceil(log2 N) rounds."""
+    return lambda g: (phases * (g.n - 1), phases * max(g.n - 1, 0).bit_length())
+
+
+register("binomial_tree", "all_reduce", size=_binomial_size(2),
+         description="binomial tree reduce, then binomial tree broadcast",
          cost=_on_switch(lambda g, V, W, a: costs.binomial_tree_all_reduce(g.n, V, W, a))
          )(lambda g: binomial_tree_all_reduce(g.n))
 register("binomial_tree", "broadcast", description="binomial tree, log2(N) rounds", default=True,
+         size=_binomial_size(1),
          cost=_binomial_cost)(lambda g: binomial_broadcast(g.n, g.root))
 register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds", default=True,
+         size=_binomial_size(1),
          cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
 register("chain", "broadcast", applies=_one_axis, cost=_chain_cost, nccl="RING",
          description="pipelined chain: the array streams down the line in chunks"

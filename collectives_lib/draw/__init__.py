@@ -91,8 +91,8 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
         name="matplotlib")
 
 from .alpha_beta import draw_message_time, draw_ring_bytes, draw_ring_time
-from .all_gather import (ALL_GATHER_KINDS, all_gather_arrivals, all_gather_explorer_data, all_gather_topology,
-                         draw_all_gather_explorer)
+from ..analysis import ALL_GATHER_KINDS, AXIS_KINDS  # the explorers' choices, for their dropdowns
+from .all_gather import draw_all_gather_explorer
 from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_collective_summary, draw_moe_skew,
                          summary_markdown)
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
@@ -105,7 +105,7 @@ from .figure import FigureImage, grid, label_axes, legend, new_figure, show
 from .nvswitch import draw_algorithm_sweep, in_flight_states, sharp_stream_animation
 from .latency import draw_latency_share, route_front_animation
 from .pipeline import draw_packet_pipeline, draw_pipeline, packet_pipeline_animation
-from .reduce_scatter import AXIS_KINDS, draw_reduce_scatter_explorer, draw_stage_step_times, one_axis_curves
+from .reduce_scatter import draw_reduce_scatter_explorer, draw_stage_step_times
 from .routes import draw_bisection, draw_fat_tree_route, draw_route
 from .schedule import (draw_all_to_all_blocks, draw_buffers, draw_schedule_step, draw_schedule_steps,
                        draw_transfers, schedule_animation)
@@ -138,7 +138,7 @@ __all__ = [
     "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
     "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models",
     "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
-    "ALL_GATHER_KINDS", "all_gather_arrivals", "all_gather_explorer_data", "all_gather_topology",
+    "ALL_GATHER_KINDS",
     "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",
-    "one_axis_curves", "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
+    "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]

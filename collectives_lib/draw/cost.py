@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import CollectivesError, Schedule, Topology, Torus, format_bytes, format_rate, format_time
-from ..analysis import CostCurves, cost_curves, schedules_for
+from ..analysis import CostCurves
 from .. import hardware as hw
 from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, REGIME_COLORS,
                     STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
@@ -21,13 +21,11 @@ from .layout import grid_layout
 from .topology import draw_topology
 
 
-def draw_cost_curves(topology: Topology | None = None, collective: str | None = None, algorithms=None,
-                     sizes=None, ax=None, *, schedules: Mapping[str, Schedule] | None = None, axes=None,
-                     reference: str | None = None, curves: CostCurves | None = None):
+def draw_cost_curves(curves: CostCurves, ax=None, *, reference: str | None = None):
     """Time versus message size on log-log axes, one curve per algorithm.
 
-    The numbers are :func:`cost_curves` of the same arguments, or ``curves``
-    when given (then nothing is simulated). Each curve is ``t(V) = L + B V`` in the
+    The numbers are ``curves``, from :func:`collectives_lib.analysis.cost_curves`
+    (nothing is simulated here). Each curve is ``t(V) = L + B V`` in the
     large: the latency-bound regime (left, shaded) is where ``L`` dominates,
     the bandwidth-bound one (right) where ``B V`` does, and the crossover
     ``V* = L / B`` of the ``reference`` algorithm (default: the fastest at
@@ -40,10 +38,8 @@ def draw_cost_curves(topology: Topology | None = None, collective: str | None = 
     [latency span, bandwidth span], "curves": the CostCurves drawn, "figure",
     "axes", "alt"}``.
     """
-    if curves is None:
-        if topology is None:
-            raise CollectivesError("draw_cost_curves needs a topology, or curves=cost_curves(...)")
-        curves = cost_curves(topology, collective, algorithms, sizes, schedules=schedules, axes=axes)
+    if not isinstance(curves, CostCurves):
+        raise CollectivesError(f"draw_cost_curves draws cl.analysis.cost_curves(...); got {curves!r}")
     topology, sizes, times, labels = curves.topology, curves.sizes, curves.times, curves.labels
     fig, ax = axes_for(ax, 3.6 if ax is None else None)
     lines = {}
@@ -111,10 +107,10 @@ def draw_cost_curves(topology: Topology | None = None, collective: str | None = 
             "switches": switches, "regimes": regimes, "curves": curves, "figure": fig, "axes": ax, "alt": alt}
 
 
-def draw_bandwidth_curves(topology: Topology, collective: str | None = None, algorithms=None, sizes=None,
-                          ax=None, *, schedules: Mapping[str, Schedule] | None = None, axes=None,
-                          peak: float | None = None, peak_label: str = "link bandwidth"):
-    """nccl-tests' view: algbw (solid) and busbw (dashed) against message size.
+def draw_bandwidth_curves(curves: CostCurves, ax=None, *, peak: float | None = None,
+                          peak_label: str = "link bandwidth"):
+    """nccl-tests' view of ``curves`` (:func:`collectives_lib.analysis.cost_curves`):
+    algbw (solid) and busbw (dashed) against message size.
 
     ``algbw = V / t`` and ``busbw = algbw x factor`` (all-reduce 2(n-1)/n,
     the others (n-1)/n), as ``all_reduce_perf`` prints them; sizes on a
@@ -124,20 +120,16 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     Returns ``{"lines": {(label, "algbw" | "busbw"): Line2D}, "figure",
     "axes", "alt"}``.
     """
-    from .. import simulate_sizes
-
-    scheds = schedules_for(topology, collective, algorithms, schedules, axes)
-    if sizes is None:
-        sizes = 2.0 ** np.arange(10, 34)
-    sizes = np.asarray(sizes, dtype=float)
+    if not isinstance(curves, CostCurves):
+        raise CollectivesError(f"draw_bandwidth_curves draws cl.analysis.cost_curves(...); got {curves!r}")
+    topology, sizes, collective = curves.topology, curves.sizes, curves.collective
     fig, ax = axes_for(ax, 3.4 if ax is None else None)
     lines = {}
     top = 0.0
-    for i, (label, sched) in enumerate(scheds.items()):
+    for i, label in enumerate(curves.labels):
         color, _, marker = ALGORITHM_STYLES[i % len(ALGORITHM_STYLES)]
-        t = simulate_sizes(sched, topology, sizes)
-        algbw = sizes / t / 1e9
-        busbw = algbw * sched.busbw_factor()
+        algbw = curves.algbw(label) / 1e9
+        busbw = curves.busbw(label) / 1e9
         name = str(label).replace("_", " ")
         (l1,) = ax.plot(sizes, algbw, color=color, ls="-", lw=1.7, marker=marker, ms=3.5, markevery=3,
                         label=f"{name} algbw")
@@ -161,7 +153,7 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     ax.set_xlabel("message size (bytes, powers of 2 as in nccl-tests)", fontsize=FONT["label"])
     ax.set_ylabel("bandwidth (GB/s)", fontsize=FONT["label"])
     grid(ax)
-    coll = (collective or next(iter(scheds.values())).collective)
+    coll = str(collective)
     factor = "2(n-1)/n" if coll == "all_reduce" else "(n-1)/n"
     ax.set_title(f"{coll.replace('_', '-')} on the {topology_name(topology)}\nalgbw = V/t (solid), "
                  f"busbw = algbw \u00d7 {factor} (dashed)", fontsize=FONT["heading"])
@@ -171,10 +163,9 @@ def draw_bandwidth_curves(topology: Topology, collective: str | None = None, alg
     return {"lines": lines, "figure": fig, "axes": ax, "alt": alt}
 
 
-def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None, *, result=None):
-    """Where the time goes: one bar per step, coloured (and hatched) by stage.
-
-    Uses :func:`~collectives_lib.simulate.simulate` (or a given ``result``).
+def draw_step_times(schedule: Schedule, result, ax=None):
+    """Where the time goes: one bar per step of ``schedule``, coloured (and hatched) by
+    stage, from ``result = cl.simulate(schedule, topology, nbytes)``.
     The legend gives each stage's total and share; for pipelined schedules
     (stages overlap) a note gives the overlapped total.
 
@@ -183,9 +174,7 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
     """
     from matplotlib.patches import Patch
 
-    from .. import simulate
-
-    r = result if result is not None else simulate(schedule, topology, nbytes)
+    r, topology = result, result.topology
     fig, ax = axes_for(ax, 3.0 if ax is None else None)
     stages = schedule.stages()
     stage_of = [stages.index(s.stage) for s in schedule.steps]
@@ -233,39 +222,20 @@ def draw_step_times(schedule: Schedule, topology: Topology, nbytes: int, ax=None
     return {"bars": bars, "stages": dict(r.stage_times), "result": r, "figure": fig, "axes": ax, "alt": alt}
 
 
-def draw_link_loads(topology: Topology, values=None, ax=None, *, schedule: Schedule | None = None,
-                    nbytes: int | None = None, step: int | None = None, result=None,
+def draw_link_loads(topology: Topology, values, ax=None, *, title: str | None = None,
                     value_label: str | None = None):
     """Per-link load as a heat map over the topology, with the bottleneck named.
 
-    ``values`` is one number per directed link (seconds busy, or bytes).
-    Or give ``schedule`` and ``nbytes``: the whole schedule's
-    ``Result.link_busy`` (or ``result`` directly), or with ``step`` (0-based)
-    that step's busy time (:func:`~collectives_lib.simulate.step_link_loads`
-    over each link's bandwidth). Tori colour each direction of each link;
-    switches and fat trees colour their links (a fat-tree bundle by its
-    busiest link); TPU systems colour ICI, PCIe and DCN alike. The busiest
-    link is circled and named.
+    ``values`` is one number per directed link (seconds busy, or bytes): a
+    ``Result.link_busy``, or :func:`collectives_lib.analysis.link_load_values` of a
+    schedule (the whole of it, or one step; that also gives a ``title``). Tori
+    colour each direction of each link; switches and fat trees colour their
+    links (a fat-tree bundle by its busiest link); TPU systems colour ICI, PCIe
+    and DCN alike. The busiest link is circled and named.
 
     Returns the topology drawing's dict plus ``"values"``, ``"bottleneck"``
     (link id) and ``"bottleneck_label"``.
     """
-    from .. import simulate, step_link_loads
-
-    title = None
-    if values is None:
-        if schedule is None:
-            raise CollectivesError("draw_link_loads needs values= or schedule= and nbytes=")
-        if step is not None:
-            loads = step_link_loads(schedule, topology, step, nbytes)
-            values = loads / topology.links.bandwidth
-            title = f"link busy time in step {step + 1} of {schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')}"
-        else:
-            r = result if result is not None else simulate(schedule, topology, nbytes)
-            values = r.link_busy
-            title = (f"link busy time over the whole {schedule.algorithm.replace('_', ' ')} "
-                     f"{schedule.collective.replace('_', '-')} of {format_bytes(r.nbytes)}")
-        value_label = value_label or "link busy time"
     value_label = value_label or "link busy time"
     values = np.asarray(values, dtype=float)
     if len(values) != len(topology.links):

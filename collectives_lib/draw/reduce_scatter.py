@@ -5,49 +5,29 @@ Introduced in the chapter *Reduce-scatter and all-reduce* (``tpu_reduce_scatter_
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from ..errors import CollectivesError
 from ..units import format_bytes, format_rate, format_time
 from .figure import grid, label_axes, legend, new_figure, time_axis
 from .style import FONT, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, STAGE_COLORS, TEXT_COLOR
 
-#: The explorer's axes: label -> registered algorithm.
-AXIS_KINDS = {"bidirectional ring": "bidirectional_ring", "one-way ring": "ring", "chain": "chain"}
 #: The explorer's curves: collective, colour, line style, width, label.
 _CURVES = (("all_gather", OP_COLORS["copy"], (0, (1, 2)), 3.5, "all-gather"),
            ("reduce_scatter", OP_COLORS["reduce"], "-", 1.6, "reduce-scatter"),
            ("all_reduce", TEXT_COLOR, "-", 1.6, "all-reduce"))
-#: 1 KiB .. 16 GiB in half powers of two: the explorer's curve sizes.
-CURVE_SIZES = 2.0 ** np.arange(10, 34.5, 0.5)
 
 
-@lru_cache(maxsize=None)
-def one_axis_curves(n: int, kind: str, bandwidth: float, latency: float) -> dict:
-    """Simulated times over :data:`CURVE_SIZES` of the three collectives on one axis of
-    ``n`` chips wired as ``kind`` (a key of :data:`AXIS_KINDS`); ideal link model."""
-    from ..plan import build
-    from ..simulate import simulate_sizes
-    from ..topology import Chain, Ring
-
-    if kind not in AXIS_KINDS:
-        raise CollectivesError(f"kind must be one of {', '.join(AXIS_KINDS)}, got {kind!r}")
-    topo = (Chain(n, bandwidth=bandwidth, latency=latency) if kind == "chain" else
-            Ring(n, bandwidth=bandwidth, latency=latency, bidirectional=kind == "bidirectional ring"))
-    return {c: simulate_sizes(build(c, topo, AXIS_KINDS[kind]), topo, CURVE_SIZES) for c, *_ in _CURVES}
-
-
-def draw_reduce_scatter_explorer(n: int, nbytes: float, kind: str, bandwidth: float, latency: float):
-    """Time against size for all-gather, reduce-scatter and all-reduce on one axis, the
-    chosen size marked and its times in a box clear of the curves. Ideal link model.
+def draw_reduce_scatter_explorer(curves: dict, nbytes: float):
+    """Time against size for all-gather, reduce-scatter and all-reduce on one axis
+    (``curves`` from :func:`collectives_lib.analysis.one_axis_curves`), the chosen size
+    marked and its times in a box clear of the curves. Ideal link model.
 
     Returns ``{"figure", "axes", "lines", "box", "alt"}``.
     """
     from matplotlib.ticker import FuncFormatter
 
-    times = one_axis_curves(int(n), kind, float(bandwidth), float(latency))
+    times, CURVE_SIZES = curves, curves["sizes"]
+    n, kind, bandwidth, latency = curves["n"], curves["kind"], curves["bandwidth"], curves["latency"]
     at = int(np.argmin(abs(CURVE_SIZES - nbytes)))
     fig, ax = new_figure(height=3.4, pyplot=False)
     lines, said = [], []
@@ -74,19 +54,18 @@ def draw_reduce_scatter_explorer(n: int, nbytes: float, kind: str, bandwidth: fl
     return {"figure": fig, "axes": ax, "lines": lines, "box": box, "alt": alt}
 
 
-def draw_stage_step_times(schedules, topology, nbytes: float, labels: dict):
-    """One bar chart per schedule of the simulated time of every step, coloured by stage.
+def draw_stage_step_times(runs, labels: dict):
+    """One bar chart per ``(schedule, result)`` in ``runs`` of the simulated time of every
+    step (``result = cl.simulate(schedule, ...)``), coloured by stage.
 
     ``labels[schedule.algorithm]`` names the stages in order. Ideal link model.
     Returns ``{"figure", "axes", "bars", "alt"}``.
     """
-    from ..simulate import simulate
-
+    schedules = [s for s, _ in runs]
     fig, axes = new_figure(1, len(schedules), height=3.0, sharey=True, squeeze=False)
     axes = list(axes[0])
     bars = []
-    for a, sched in zip(axes, schedules):
-        r = simulate(sched, topology, nbytes)
+    for a, (sched, r) in zip(axes, runs):
         stages = sched.stages()
         colours = [STAGE_COLORS[stages.index(s.stage) % len(STAGE_COLORS)] for s in sched.steps]
         bars.append(a.bar(np.arange(1, sched.num_steps + 1), r.step_times * 1e6, color=colours, width=0.8))

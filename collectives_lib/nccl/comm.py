@@ -12,20 +12,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from .. import hardware as hw
 from ..collective import collective as as_collective
 from ..errors import CollectivesError
-from ..topology import GpuCluster, Switch, Topology
+from ..topology import GpuCluster, Topology
 from . import p2p, tables
 from .tuner import FUNCTIONS, Comm, Prediction, Scale, make_comm, predict_all
 
 
 def _system(topology: Topology) -> hw.GpuSystem | None:
-    if isinstance(topology, GpuCluster):
-        return topology.system
-    if isinstance(topology, Switch) and topology.name in hw.GPU_SYSTEMS:
-        return hw.gpu_system(topology.name)
-    return None
+    return topology.gpu_system if isinstance(topology, Topology) else None
 
 
 def supports(topology: Topology) -> bool:
@@ -49,14 +47,8 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
         raise CollectivesError(
             f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
             f"not one: use model='ideal'")
-    if isinstance(topology, GpuCluster):
-        idx = topology.resolve_axes(axes)
-        nodes = topology.num_nodes if 0 in idx else 1
-        ppn = topology.gpus_per_node if 1 in idx else 1
-        collnet = bool(getattr(topology, "sharp", False)) and idx == [0, 1]
-    else:
-        topology.resolve_axes(axes)
-        nodes, ppn, collnet = 1, topology.num_ranks, False
+    nodes, ppn = _span(topology, axes)
+    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     profile, nics, scale = machine(topology, s, ppn)
@@ -72,6 +64,7 @@ def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.Nccl
     NICs per node it reaches, and how far the topology's overridden link figures are
     from the preset's (:class:`~collectives_lib.nccl.tuner.Scale`)."""
     profile = system.nccl
+    topology = getattr(topology, "base", topology)          # a program's mesh laid on a preset: the preset
     if isinstance(topology, GpuCluster):
         if topology.nic_rate != float(system.nic_bandwidth):
             profile = replace(profile, nic_bw=hw.Figure(topology.nic_rate / 1e9, "GB/s", "nccl-topo",
@@ -92,6 +85,16 @@ def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.Nccl
 def _ratio(value: float, preset) -> float:
     base = float(preset)
     return value / base if base > 0 else 1.0
+
+
+def _span(topology: Topology, axes) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the communicator over ``axes``: the nodes its first
+    group's ranks sit on, and its ranks per node (on a switch, one node). A program's
+    mesh laid on the GPUs (:func:`collectives_lib.topology.with_mesh`) may split a
+    node: data=4,model=4 on two nodes of 8 gives each data group 2 nodes x 2 GPUs."""
+    group = np.asarray(topology.axis_groups(axes))[0]
+    nodes = len(np.unique(group // getattr(topology, "gpus_per_node", topology.num_ranks)))
+    return nodes, len(group) // nodes
 
 
 def _names(values, allowed, what) -> list[str]:

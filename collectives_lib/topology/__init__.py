@@ -14,6 +14,7 @@ class (``"ici"``, ``"nvlink"``, ``"ib"``, ``"pcie"``, ``"dcn"`` or ``"link"``).
 ``tpu``         :func:`tpu_slice`, :func:`tpu_pod`, :class:`TpuSystem` (hosts, PCIe, DCN)
 ``graph``       maximum flow and link-disjoint paths
 ``spec``        :func:`parse_topology`: ``ring:8``, ``tpu-v5e:16x16``, ``dgx-h100:16``
+``meshview``    :func:`with_mesh`: a program's mesh axes laid row-major on a GPU preset
 ==============  ============================================================
 
 Introduced in the chapters *TPU cluster topology* and *NVIDIA GPU cluster topology*.
@@ -24,10 +25,11 @@ from .core import LINK_CLASSES, Links, Routes, Topology, check_topology
 from .spec import TOPOLOGY_HELP, parse_rate, parse_seconds, parse_topology
 from .switch import Switch, nvswitch_node
 from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, best_twist, mesh, torus_distances
+from .meshview import MeshView, mesh_applies, with_mesh
 from .tpu import TpuSlice, TpuSystem, parse_shape, tpu_pod, tpu_slice, tpu_system
 
 __all__ = ["AXIS_NAMES", "Chain", "check_topology", "FullMesh", "GpuCluster", "LINK_CLASSES", "Links", "Ring",
            "Routes", "Switch", "TOPOLOGY_HELP", "Topology", "Torus", "TpuSlice", "TpuSystem",
            "mesh", "nvswitch_node", "parse_rate", "parse_seconds", "parse_shape",
            "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system", "best_twist",
-           "torus_distances"]
+           "torus_distances", "MeshView", "mesh_applies", "with_mesh"]

@@ -136,6 +136,11 @@ class GpuCluster(Topology):
                 self.core_oversubscription if self.num_pods > 1 else 1.0, self.gpus_per_node,
                 self.nics_per_node, self.nic_rate, self.fabric)
 
+    @property
+    def gpu_system(self):
+        """The cluster's GPU system preset (as :attr:`system`)."""
+        return self.system
+
     def __repr__(self) -> str:
         extra = ""
         if self.oversubscription != 1:

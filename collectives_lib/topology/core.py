@@ -102,6 +102,19 @@ class Topology:
     routing_kind = "routed"  # "torus": transfers hop between neighbours
 
     # -- value equality ------------------------------------------------------
+
+    @property
+    def max_hops(self) -> int | None:
+        """The most links a route between two ranks crosses, where known without routing
+        (None: not known); timing uses it to price a schedule before building it."""
+        return None
+
+    @property
+    def gpu_system(self):
+        """The GPU system preset (:class:`collectives_lib.hardware.GpuSystem`) this topology is
+        made of, or None (a generic topology, a TPU)."""
+        return None
+
     def _identity(self) -> tuple:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
@@ -295,3 +308,38 @@ def check_topology(value, what: str = "topology"):
             if isinstance(value, str) else "")
     raise CollectivesError(f"{what} must be a Topology (such as cl.Ring(8, bandwidth=45e9)), "
                            f"got {value!r}{hint}")
+
+
+def mesh_axis_groups(mesh_shape, axes: list[int]) -> np.ndarray:
+    """Ranks laid out row-major on ``mesh_shape``, grouped for a collective over ``axes``:
+    shape (groups, group size); within a group the listed axes in mesh order, the last
+    varying fastest."""
+    dims = tuple(int(d) for d in mesh_shape)
+    others = [a for a in range(len(dims)) if a not in axes]
+    ranks = np.arange(int(np.prod(dims))).reshape(dims)
+    moved = np.transpose(ranks, others + sorted(axes))
+    return moved.reshape(-1, int(np.prod([dims[a] for a in axes])))
+
+
+def resolve_mesh_axes(topology, axes, names, dims) -> list[int]:
+    """``axes`` (names or indices; None: every axis) as sorted axis indices of a mesh with
+    axis ``names`` and sizes ``dims``; a one-line error names the axes there are."""
+    from ..checks import axes as check_axes
+    axes = check_axes(axes)
+    if axes is None:
+        return list(range(len(dims)))
+    out = []
+    for a in axes:
+        if isinstance(a, str):
+            key = a.strip().lower()
+            if key not in names:
+                raise CollectivesError(f"unknown axis {a!r}; {topology!r} has axes {', '.join(names)} "
+                                       f"(sizes {tuple(dims)})")
+            out.append(names.index(key))
+        else:
+            if not 0 <= int(a) < len(dims):
+                raise CollectivesError(f"axis {a!r} out of range; {topology!r} has axes 0..{len(dims) - 1}")
+            out.append(int(a))
+    if len(set(out)) != len(out):
+        raise CollectivesError(f"axes {axes!r} name an axis twice")
+    return sorted(out)

@@ -52,6 +52,16 @@ class Switch(Topology):
         return (self.num_ranks, self.bandwidth, self.latency, self.link_class, self.in_network,
                 self.reduce_flops, self.name, self.agent_latency_)
 
+    @property
+    def max_hops(self) -> int:
+        """Up to the switch and down again."""
+        return 2
+
+    @property
+    def gpu_system(self):
+        """The GPU system preset of an ``nvswitch_node``, else None."""
+        return hw.gpu_system(self.name) if self.name in hw.GPU_SYSTEMS else None
+
     def __repr__(self) -> str:
         if self.name in hw.GPU_SYSTEMS:
             full = hw.gpu_system(self.name).gpus_per_node

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..checks import check_num_ranks
 from .. import checks
-from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt
+from .core import LINK_CLASSES, LinkBuilder, Links, Routes, Topology, fmt, mesh_axis_groups, resolve_mesh_axes
 from .graph import disjoint_paths_between
 
 # ---------------------------------------------------------------------------
@@ -70,6 +70,15 @@ class Torus(Topology):
     def _identity(self) -> tuple:
         return (self.dims, self.wraparound, self.bidirectional, self.bandwidth, self.latency,
                 self.link_class)
+
+    @property
+    def max_hops(self) -> int:
+        """The diameter: per axis half the ring both ways round, all of it one way, or the
+        whole line without wraparound."""
+        hops = 0
+        for d, wrap in zip(self.dims, self.wraparound):
+            hops += (d // 2 if self.bidirectional else d - 1) if wrap and d > 2 else d - 1
+        return hops
 
     def __repr__(self) -> str:
         wrap = self.wraparound
@@ -305,37 +314,10 @@ class Torus(Topology):
         Within a group, ranks are ordered with the listed axes in ``dims`` order,
         the last varying fastest.
         """
-        axes = self.resolve_axes(axes)
-        others = [a for a in range(len(self.dims)) if a not in axes]
-        ranks = np.arange(self.num_ranks).reshape(self.dims)
-        order = others + sorted(axes)
-        moved = np.transpose(ranks, order)
-        group_size = int(np.prod([self.dims[a] for a in axes]))
-        return moved.reshape(-1, group_size)
+        return mesh_axis_groups(self.dims, self.resolve_axes(axes))
 
     def resolve_axes(self, axes) -> list[int]:
-        axes = checks.axes(axes)
-        if axes is None:
-            return list(range(len(self.dims)))
-        out = []
-        for a in axes:
-            if isinstance(a, str):
-                a_clean = a.strip().lower()
-                if a_clean not in self.axis_names:
-                    raise CollectivesError(
-                        f"unknown axis {a!r}; {self!r} has axes "
-                        f"{', '.join(self.axis_names)} (sizes {self.dims})"
-                    )
-                out.append(self.axis_names.index(a_clean))
-            else:
-                if not 0 <= int(a) < len(self.dims):
-                    raise CollectivesError(
-                        f"axis {a!r} out of range; {self!r} has axes 0..{len(self.dims) - 1}"
-                    )
-                out.append(int(a))
-        if len(set(out)) != len(out):
-            raise CollectivesError(f"axes {axes!r} name an axis twice")
-        return sorted(out)
+        return resolve_mesh_axes(self, axes, self.axis_names, self.dims)
 
 
 class Ring(Torus):

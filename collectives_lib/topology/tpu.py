@@ -12,7 +12,7 @@ from .. import hardware as hw
 from ..errors import CollectivesError
 from ..checks import check_num_ranks
 from .. import checks
-from .core import LinkBuilder, Links, Routes, Topology
+from .core import LinkBuilder, Links, Routes, Topology, mesh_axis_groups, resolve_mesh_axes
 from .torus import Torus, fmt
 
 # ---------------------------------------------------------------------------
@@ -186,6 +186,19 @@ class TpuSystem(Topology):
     def __repr__(self) -> str:
         shape = "x".join(map(str, self.slice.dims))
         return f"TpuSystem({self.slice.generation.name!r}, {shape!r}, num_slices={self.num_slices})"
+
+    @property
+    def max_hops(self) -> int:
+        """Across the slice's ICI, then chip -> PCIe -> host -> DCN -> host -> PCIe -> chip."""
+        return self.slice.max_hops + 4
+
+    def axis_groups(self, axes) -> np.ndarray:
+        """Chips grouped for a collective over ``axes`` of the mesh (slice, x, y[, z]):
+        ``slice`` alone groups each chip with its twins in the other slices."""
+        return mesh_axis_groups(self.mesh_shape, self.resolve_axes(axes))
+
+    def resolve_axes(self, axes) -> list[int]:
+        return resolve_mesh_axes(self, axes, self.axis_names, self.mesh_shape)
 
     @property
     def dcn_node(self) -> int:

@@ -72,7 +72,7 @@ def deinterleave(lines):
     the number-only fragments that follow an incomplete row are appended to it. Other files pass
     through unchanged.
     """
-    hosts = {m.group(1) for m in (LOGREC.match(l) for l in lines) if m}
+    hosts = {m.group(1) for m in (LOGREC.match(line) for line in lines) if m}
     if not hosts:
         return lines
     cut = re.compile("(" + "|".join(re.escape(h) for h in sorted(hosts, key=len, reverse=True)) +

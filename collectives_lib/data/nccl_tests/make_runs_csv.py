@@ -205,7 +205,7 @@ RUNS = [
       command="mpirun -n 16 -N 8 --mca btl tcp,self ... ./all_gather_perf -b 8M -e 8G -f 2 -g 1 -w 5 --iters 200 -c 0",
       source_url=DS+"gcp.md (tab 'A3 Mega')", date="2025-12-16", healthy="unknown",
       note="Tool-vendor docs example; #wrong = N/A (validation off). 188.5 GB/s busbw; 16 ranks (factor 0.9375)."),
-] 
+]
 
 H100 = "H100-SXM5"
 NVL8 = dict(launch="process-per-gpu", nics_per_node="8", nic_gbps="400", fabric="infiniband", dtype="float",

@@ -1,0 +1,788 @@
+"""Any nccl-tests output, read into one frozen value.
+
+:func:`parse_output` reads what a ``*_perf`` binary of NVIDIA/nccl-tests prints
+(``all_reduce_perf``, ``all_gather_perf``, ``reduce_scatter_perf``,
+``alltoall_perf``, ``broadcast_perf``, ``reduce_perf``, ``sendrecv_perf``,
+``gather_perf``, ``scatter_perf``), as a reader pastes it: with or without
+its header, behind a launcher's prefix (``0: `` from ``srun -l``,
+``[1,0]<stdout>:`` from ``mpirun --tag-output``), indented in a Markdown
+block, with other programs' lines interleaved. It keeps
+
+* the header: ``# nccl-tests version … nccl-library=22902``, ``# Collective
+  test starting: all_reduce_perf``, the ``# nThread 1 nGpus 1 minBytes 8 …``
+  line (every field it names), the ``# Using devices`` block (one
+  :class:`Device` per ``#  Rank`` line, and whether the list is whole);
+* the table, one :class:`Row` per size, each with its out-of-place and
+  in-place :class:`Timing` (time, algbw, busbw and ``#wrong``, which is
+  ``None`` where nccl-tests prints ``N/A``: validation off with ``-c 0``,
+  or a half it does not check). Its layout comes from the column header
+  when there is one, else from the rows: the current one (``size count type
+  redop root`` and two groups of ``time algbw busbw #wrong``), the one
+  before nccl-tests 2.13 (no ``root`` column, and an ``error`` column that
+  is the largest difference, not a count), the oldest (``bytes N type op``,
+  times in ms), per-iteration columns (``-I 1``: ``i_min i_max i_p99
+  i_cv%``), a timestamp (``-S 1``) and CPU time (``-C 1``);
+* the footer: ``# Out of bounds values : 0 OK`` and ``# Avg bus bandwidth``;
+* NCCL's own lines when ``NCCL_DEBUG=INFO`` was set (:class:`NcclInfo`):
+  its version, ranks and nodes, ``MNNVL``, whether NVLS multicast is
+  available, its channels, the network (``Using network IB``, the NICs of
+  ``NET/IB : Using [0]mlx5_0:1/IB …``), GPUDirect RDMA (``GDR 1``, ``via
+  NET/IB/0/GDRDMA``), PXN, the transports of its channels (``P2P/CUMEM``,
+  ``SHM``, ``NET/Socket``) and every ``NCCL_X set by environment to Y``;
+* the settings a command line states (``NCCL_ALGO=Ring ./all_reduce_perf``,
+  ``-x NCCL_PROTO=Simple``, ``export NCCL_NVLS_ENABLE=0``) and its ``-g``;
+* where a partial table stopped (:attr:`Output.stopped`).
+
+What it refuses, with one line (:class:`~collectives_lib.CollectivesError`):
+an empty input, input with no nccl-tests row, more than :data:`MAX_BYTES`,
+and a table that contradicts itself or its header: a row wider than its
+column header, an algbw that is not size over time, busbw over algbw
+that changes from row to row (it is a function of the rank count) or that
+names another rank count than a whole ``# Using devices`` list.
+
+>>> out = parse_output('''
+... #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+...    134217728      33554432     float     sum      -1    613.3  218.85  382.99      0    614.3  218.48  382.34      0
+... ''')
+>>> out.rows[0].nbytes, out.rows[0].out_of_place.busbw, out.ranks_from_table()
+(134217728, 382.99, (8, 8))
+
+Introduced in the chapter *Measure it yourself*.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from ..errors import CollectivesError
+from ..units import format_bytes
+
+#: The most input read: an ``NCCL_DEBUG=INFO`` log of a few nodes fits; a bigger
+#: one is better cut to rank 0's lines.
+MAX_BYTES = 4 * 2**20
+
+#: nccl-tests' type names (``-d``), old and new, and the library's dtypes.
+TYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
+         "int8": "int8", "uint8": "uint8", "int32": "int32", "uint32": "uint32",
+         "int64": "int64", "uint64": "uint64", "f8e4m3": "float8_e4m3",
+         "f8e5m2": "float8_e5m2", "char": "int8", "int": "int32"}
+#: nccl-tests' reduction names (``-o``); ``none`` for the collectives that do not reduce.
+REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "none")
+#: The collectives of the ``*_perf`` binaries (their name without ``_perf``).
+PROGRAMS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
+            "sendrecv", "gather", "scatter", "hypercube", "alltoallv")
+
+_PREFIXES = (
+    re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"),          # mpirun --tag-output
+    re.compile(r"^\s*\d+:\s"),                                # srun -l
+    re.compile(r"^\[\d+\]\s"),                                # mpirun -prepend-rank
+    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\s"),   # kubectl logs --timestamps
+    re.compile(r"^\s*>\s?"),                                  # a quoted block
+)
+_INT = re.compile(r"^-?\d+$")
+_NUM = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
+_CLOCK = re.compile(r"^\d\d:\d\d:\d\d$")
+_RANK = re.compile(r"\bRank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?(?:Pid\s+(\d+)\s+)?on\s+(\S+)\s+"
+                   r"device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
+_HEADER_FIELDS = {
+    "nThread": r"\bnThreads? (\d+)", "nGpus": r"\bnGpus (\d+)", "minBytes": r"\bminBytes (\d+)",
+    "maxBytes": r"\bmaxBytes (\d+)", "step": r"\bstep: (\d+)\((\w+)\)",
+    "warmup_iters": r"\bwarmup iters: (\d+)", "iters": r"(?<!warmup )(?<!agg )\biters: (\d+)",
+    "agg_iters": r"\bagg iters: (\d+)", "validation": r"\bvalidation: (\d+)",
+    "graph": r"\bgraph: (\d+)", "unalign": r"\bunalign: (\d+)",
+}
+_PROGRAM = re.compile(r"\b(" + "|".join(PROGRAMS) + r")_perf(?:_mpi)?\b")
+_SETTING = re.compile(r"(?<![\w$])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s;]+)")
+
+
+@dataclass(frozen=True)
+class Device:
+    """One ``#  Rank`` line: which GPU of which host a rank ran on."""
+
+    rank: int
+    group: int | None
+    pid: int | None
+    host: str
+    device: int
+    bus: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One half of a row (out-of-place or in-place) as printed."""
+
+    time_us: float          # microseconds (the oldest nccl-tests printed ms; read as us)
+    algbw: float            # GB/s (1e9 bytes/s), nccl-tests' size / time
+    busbw: float            # GB/s, algbw times the collective's factor
+    wrong: int | None = None      # '#wrong'; None where nccl-tests prints N/A
+    error: float | None = None    # before nccl-tests 2.13: the largest difference found
+    printed: tuple[str, ...] = field(default=(), compare=False)   # the columns as printed
+
+    @property
+    def checked(self) -> bool:
+        return self.wrong is not None or self.error is not None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One size of the table."""
+
+    line: int               # 1-based line number in the input
+    nbytes: int             # nccl-tests' size column
+    count: int
+    type: str               # nccl-tests' name: float, half, bfloat16, ...
+    redop: str | None       # None in layouts without the column
+    root: int | None
+    out_of_place: Timing | None
+    in_place: Timing | None
+    complete: bool = True   # False: the line stops before its last column
+
+    @property
+    def dtype(self) -> str:
+        return TYPES[self.type]
+
+    @property
+    def timing(self) -> Timing | None:
+        """The half the diagnosis compares: out-of-place, else in-place."""
+        return self.out_of_place or self.in_place
+
+    @property
+    def wrong(self) -> int:
+        """Elements found wrong in either half (0 where not checked)."""
+        return sum(t.wrong or 0 for t in (self.out_of_place, self.in_place) if t is not None)
+
+
+@dataclass(frozen=True)
+class NcclInfo:
+    """What NCCL's ``NCCL_DEBUG=INFO`` lines say (``None``: not said)."""
+
+    version: str | None = None
+    nranks: int | None = None
+    nnodes: int | None = None
+    local_ranks: int | None = None
+    mnnvl: bool | None = None
+    nvls_available: bool | None = None
+    nvls_channels: int | None = None
+    coll_channels: int | None = None
+    ring_channels: int | None = None
+    network: str | None = None          # "IB", "IBext", "Socket", "AWS Libfabric", ...
+    nics: tuple[str, ...] = ()          # from "NET/IB : Using [0]mlx5_0:1/IB [1]..."
+    link_layers: tuple[str, ...] = ()   # "IB", "RoCE"
+    gdr: bool | None = None             # GPUDirect RDMA for the network
+    pxn: bool | None = None
+    transports: tuple[str, ...] = ()    # "P2P/CUMEM", "SHM", "NET/IB", "NET/IB/GDRDMA", ...
+    settings: tuple[tuple[str, str], ...] = ()   # ("NCCL_ALGO", "Ring") from "set by environment"
+    choices: tuple[tuple[int, str, str], ...] = ()   # (bytes, algorithm, protocol) NCCL ran,
+    #                                     from NCCL_DEBUG_SUBSYS=TUNING's "AllReduce: N Bytes -> Algo"
+    lines: int = 0                      # NCCL INFO lines read
+
+    def choice(self, nbytes: int) -> tuple[str, str] | None:
+        """(algorithm, protocol) NCCL's log says it ran for this many bytes, or None."""
+        for n, a, p in self.choices:
+            if n == nbytes:
+                return a, p
+        return None
+
+    @property
+    def present(self) -> bool:
+        return self.lines > 0 or self.version is not None
+
+
+@dataclass(frozen=True)
+class Output:
+    """Everything read from one nccl-tests output."""
+
+    rows: tuple[Row, ...]
+    program: str | None = None          # "all_reduce" for all_reduce_perf
+    nccl_tests_version: str | None = None
+    nccl_library: int | None = None     # nccl-tests' "nccl-library=22902"
+    header: dict = field(default_factory=dict)   # the "# nThread ..." line's fields
+    devices: tuple[Device, ...] = ()
+    devices_elided: bool = False        # the list was cut ("...", an "omitted" note)
+    columns: tuple[str, ...] = ()       # the column header's names, when printed
+    time_unit: str = "us"
+    cputime: bool = False               # -C 1: the time column is CPU time
+    avg_busbw: float | None = None
+    out_of_bounds: int | None = None
+    info: NcclInfo = field(default_factory=NcclInfo)
+    settings: tuple[tuple[str, str], ...] = ()   # NCCL_* set on a command line or by export
+    gpus_flag: int | None = None        # a command line's -g
+    runs: int = 1                       # "# nThread" headers seen (processes that ran alone)
+    stopped: str | None = None          # where a partial table stopped
+    lines: int = 0
+
+    def whole_device_count(self) -> int | None:
+        """The rank count of the ``# Using devices`` list when it is whole: ranks 0..k-1,
+        each once, nothing cut out, and one list (not one per process run alone)."""
+        if not self.devices or self.devices_elided or self.runs > 1:
+            return None
+        ranks = sorted(d.rank for d in self.devices)
+        if ranks != list(range(len(ranks))):
+            return None
+        return len(ranks)
+
+    def series(self) -> tuple[Row, ...]:
+        """The rows of the first (type, redop, root) the table sweeps, one per size:
+        ``-d all``, ``-o all``, ``-r -1`` and ``-N`` repeat the sweep."""
+        if not self.rows:
+            return ()
+        first = self.rows[0]
+        key = (first.type, first.redop, first.root)
+        seen, out = set(), []
+        for r in self.rows:
+            if (r.type, r.redop, r.root) == key and r.nbytes not in seen:
+                seen.add(r.nbytes)
+                out.append(r)
+        return tuple(out)
+
+    def busbw_ratio(self) -> tuple[float, float] | None:
+        """busbw / algbw as the table prints it: the (low, high) interval every row with
+        an algbw of at least 1 GB/s allows after rounding, or None without such a row."""
+        lo, hi = 0.0, math.inf
+        found = False
+        for r in self.rows:
+            for t in (r.out_of_place, r.in_place):
+                if t is None or t.algbw < 1.0:
+                    continue
+                ua, ub = _half_digit(t, 1), _half_digit(t, 2)
+                # and 0.01 %: hand-edited tables carry a digit more than they should
+                lo = max(lo, (t.busbw - ub) / (t.algbw + ua) * (1 - 1e-4))
+                hi = min(hi, (t.busbw + ub) / (t.algbw - ua) * (1 + 1e-4))
+                found = True
+        return (lo, hi) if found else None
+
+    def ranks_from_table(self) -> tuple[int, int] | None:
+        """The rank counts busbw/algbw allows for the factor family it belongs to:
+        2(n-1)/n (ratio >= 1) or (n-1)/n (ratio < 1); (low, high), or None when the
+        ratio is 1 (broadcast, reduce, sendrecv; or an all-reduce over 2 ranks) or unknown."""
+        ratio = self.busbw_ratio()
+        if ratio is None:
+            return None
+        lo, hi = ratio
+        if lo <= 1.0 <= hi:
+            return None
+        scale = 2.0 if lo > 1.0 else 1.0          # all-reduce: 2(n-1)/n; others: (n-1)/n
+        def n_of(x):
+            return math.inf if x >= scale else scale / (scale - x)
+        low, high = n_of(lo), n_of(hi)
+        return (max(1, math.ceil(low - 1e-9)), math.floor(high + 1e-9) if high < math.inf else 10**9)
+
+
+def _ulp(value: float) -> float:
+    """Half the last printed digit of a bandwidth (nccl-tests prints 2 decimals, fewer
+    when the number is wide)."""
+    if value >= 1e6:
+        return 0.5 * 10 ** (math.floor(math.log10(value)) - 1)
+    if value >= 1000:
+        return 0.05 if value < 10000 else 0.5
+    return 0.005
+
+
+_INNER_TAG = re.compile(r"\[\d+\](?=\s|$)")
+
+
+def _half_digit(t: Timing, i: int) -> float:
+    """Half the last digit of column ``i`` of a half row, as printed (a hand-edited table
+    may carry more decimals than nccl-tests' two)."""
+    value = (t.time_us, t.algbw, t.busbw)[i]
+    if len(t.printed) > i and _NUM.match(t.printed[i]) and "e" not in t.printed[i].lower():
+        text = t.printed[i]
+        decimals = len(text.split(".", 1)[1]) if "." in text else 0
+        return 0.5 * 10.0 ** -decimals
+    return _ulp(value)
+
+
+def _strip(line: str) -> str:
+    for _ in range(3):
+        before = line
+        for p in _PREFIXES:
+            line = p.sub("", line, count=1)
+        if line == before:
+            break
+    line = line.strip().strip("`")
+    if line[:1].isdigit() and "[" in line:
+        # mpirun's rank tag before every printf of a row: '-1[0]    1626.5 ...'
+        line = _INNER_TAG.sub(" ", line)
+    return line
+
+
+def _column_names(text: str) -> tuple[str, ...] | None:
+    """The column header line's names, normalised, or None if this is not one."""
+    t = text.lstrip("#").strip()
+    words = t.replace("|", " ").split()
+    low = [w.lower().strip(".") for w in words]
+    if not (("size" in low or "bytes" in low) and ("count" in low or "n" in low)
+            and "busbw" in low and ("time" in low or "cputime" in low)):
+        return None
+    names = []
+    for w in low:
+        w = w.lstrip("#")
+        names.append({"bytes": "size", "n": "count", "op": "redop", "cputime": "time",
+                      "error": "wrong", "res": "wrong"}.get(w, w))
+    return tuple(names)
+
+
+def _timing(toks: list[str], line: int) -> Timing:
+    t, a, b = (float(x) for x in toks[:3])
+    wrong = error = None
+    if len(toks) > 3:
+        w = toks[3]
+        if w.upper() == "N/A":
+            pass
+        elif _INT.match(w):
+            wrong = int(w)
+        elif _NUM.match(w):
+            error = float(w)
+        else:
+            raise CollectivesError(f"line {line}: '#wrong' is {w!r}, not a number or N/A")
+    return Timing(t, a, b, wrong, error, tuple(toks[:4]))
+
+
+def _lead(toks: list[str], columns: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The names of a row's leading columns: ``size count type`` and, where the layout has
+    them, ``redop`` and ``root``. From the column header when there is one, else from the row
+    (13 tokens: the current layout; 12: before nccl-tests 2.13, no root; a root of -1 also
+    marks a row cut short)."""
+    if columns:
+        return columns[:columns.index("time")] if "time" in columns else columns[:5]
+    if len(toks) > 3 and toks[3] in REDOPS:
+        has_root = (len(toks) > 4 and _INT.match(toks[4])
+                    and (len(toks) in (13, 15, 21, 23) or int(toks[4]) < 0))
+        return ("size", "count", "type", "redop", "root") if has_root else ("size", "count", "type", "redop")
+    if len(toks) > 3 and _INT.match(toks[3]) and len(toks) in (12, 13):
+        return ("size", "count", "type", "root")         # old broadcast: no redop column
+    return ("size", "count", "type")                      # old sendrecv
+
+
+def _row(toks: list[str], line: int, columns: tuple[str, ...] | None) -> Row | None:
+    """One table row, or None when the line is not one."""
+    if len(toks) < 6 or not _INT.match(toks[0]) or not _INT.match(toks[1]) or toks[2] not in TYPES:
+        return None
+    if int(toks[0]) < 0 or int(toks[1]) < 0:
+        return None
+    names = _lead(toks, columns)
+    redop = root = None
+    for name, tok in zip(names, toks):
+        if name == "redop":
+            if tok not in REDOPS:
+                return None
+            redop = tok
+        elif name == "root":
+            if not _INT.match(tok):
+                return None
+            root = int(tok)
+    rest = toks[len(names):]
+    if len(rest) >= 2 and _DATE.match(rest[-2]) and _CLOCK.match(rest[-1]):
+        rest = rest[:-2]                                   # a timestamp (-S 1) ends the line
+    group = _group(columns, rest)
+    for i, x in enumerate(rest):
+        if not (_NUM.match(x) or (i % group == 3 and x.upper() == "N/A")):
+            return None
+    if columns:
+        expected = len(columns) - len(names) - (1 if "timestamp" in columns else 0)
+        if len(rest) > expected:
+            raise CollectivesError(
+                f"line {line} has {len(names) + len(rest)} columns; the column header above it "
+                f"names {len(names) + expected}: the table contradicts its header")
+        complete = len(rest) == expected
+    else:
+        complete = len(rest) in (8, 16)
+    halves = [h for h in (rest[i:i + group] for i in range(0, len(rest), group)) if len(h) >= 3]
+    if not halves or len(halves) > 2:
+        return None
+    oop = _timing(halves[0], line)
+    ip = _timing(halves[1], line) if len(halves) > 1 else None
+    return Row(line, int(toks[0]), int(toks[1]), toks[2], redop, root, oop, ip, complete)
+
+
+def _group(columns, rest) -> int:
+    """Columns per half: 4 (time algbw busbw #wrong), 8 with per-iteration timing."""
+    if columns:
+        return 8 if "i_min" in columns else 4
+    return 8 if len(rest) == 16 else 4
+
+
+_INFO_PATTERNS = {
+    "version": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
+    "comm": re.compile(r"\bcomm 0x[0-9a-f]+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)"
+                       r"(?: localRank \d+)?(?: MNNVL (\d+))?", re.I),
+    "init": re.compile(r"\bcomm 0x[0-9a-f]+ rank \d+ nranks (\d+) cudaDev", re.I),
+    "nvls": re.compile(r"\bNVLS multicast support is (not )?available"),
+    "channels": re.compile(r"\b(\d+) coll channels,(?: (\d+) collnet channels,)?"
+                           r"(?: (\d+) nvls channels,)?"),
+    "ring": re.compile(r"\bChannel (\d+)/(\d+) :\s+\d+(?:\s+\d+)+\s*$"),
+    "network": re.compile(r"\bUsing network (\S.*?)\s*$"),
+    "nics": re.compile(r"\bNET/(?:IB|IBext\w*|GIN\w*)\s*: Using ((?:\[\d+\]\S+\s*)+)"),
+    "rings": re.compile(r"\bConnected all rings(?:, use ring PXN (\d) GDR (\d))?"),
+    "via": re.compile(r"\bvia ((?:P2P|SHM|NET|COLLNET)/[^\s]+(?: pointer)?)"),
+    "setting": re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+?)\.?\s*$"),
+    "gdr_off": re.compile(r"\bGPU Direct RDMA Disabled\b", re.I),
+    "choice": re.compile(r"\b(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)"),
+}
+
+
+class _InfoReader:
+    def __init__(self):
+        self.d = {"transports": set(), "settings": {}, "nics": (), "link_layers": set(), "lines": 0,
+                  "choices": {}}
+
+    def feed(self, msg: str) -> None:
+        d = self.d
+        d["lines"] += 1
+        p = _INFO_PATTERNS
+        if m := p["version"].search(msg):
+            d.setdefault("version", m.group(1))
+        if m := p["comm"].search(msg):
+            d["nranks"], d["nnodes"], d["local_ranks"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            if m.group(4) is not None:
+                d["mnnvl"] = m.group(4) != "0"
+        elif m := p["init"].search(msg):
+            d.setdefault("nranks", int(m.group(1)))
+        if m := p["nvls"].search(msg):
+            avail = m.group(1) is None
+            d["nvls_available"] = avail if "nvls_available" not in d else (d["nvls_available"] and avail)
+        if m := p["channels"].search(msg):
+            d["coll_channels"] = int(m.group(1))
+            if m.group(3) is not None:
+                d["nvls_channels"] = int(m.group(3))
+        if m := p["ring"].search(msg):
+            d["ring_channels"] = max(d.get("ring_channels", 0), int(m.group(2)))
+        if m := p["network"].search(msg):
+            d.setdefault("network", m.group(1))
+        if m := p["nics"].search(msg):
+            nics = tuple(re.findall(r"\[\d+\](\S+)", m.group(1)))
+            if len(nics) > len(d["nics"]):
+                d["nics"] = nics
+            for nic in nics:
+                for layer in ("RoCE", "IB"):
+                    if f"/{layer}" in nic:
+                        d["link_layers"].add(layer)
+                        break
+        if m := p["rings"].search(msg):
+            if m.group(1) is not None:
+                d["pxn"] = d.get("pxn", False) or m.group(1) == "1"
+                gdr = m.group(2) == "1"
+                d["gdr"] = gdr if "gdr" not in d else (d["gdr"] and gdr)
+        if p["gdr_off"].search(msg):
+            d["gdr"] = False
+        for m in p["via"].finditer(msg):
+            kind = m.group(1)
+            parts = kind.split("/")
+            if parts[0] == "NET":
+                name = "NET/" + parts[1] + ("/GDRDMA" if "GDRDMA" in parts[2:] else "")
+                if "GDRDMA" in parts[2:]:
+                    d["gdr"] = d.get("gdr", True) and True
+            else:
+                name = "/".join(parts[:2]).replace(" pointer", "")
+            d["transports"].add(name)
+        if m := p["choice"].search(msg):
+            d["choices"].setdefault(int(m.group(2)), (m.group(3).upper(), m.group(4).upper()))
+        if m := p["setting"].search(msg):
+            d["settings"][m.group(1)] = m.group(2).rstrip(".")
+
+    def info(self) -> NcclInfo:
+        d = dict(self.d)
+        nets = [t for t in d["transports"] if t.startswith("NET/")]
+        if nets and "gdr" not in d:
+            d["gdr"] = any(t.endswith("/GDRDMA") for t in nets)
+        return NcclInfo(
+            version=d.get("version"), nranks=d.get("nranks"), nnodes=d.get("nnodes"),
+            local_ranks=d.get("local_ranks"), mnnvl=d.get("mnnvl"),
+            nvls_available=d.get("nvls_available"), nvls_channels=d.get("nvls_channels"),
+            coll_channels=d.get("coll_channels"), ring_channels=d.get("ring_channels"),
+            network=d.get("network"), nics=d["nics"], link_layers=tuple(sorted(d["link_layers"])),
+            gdr=d.get("gdr"), pxn=d.get("pxn"), transports=tuple(sorted(d["transports"])),
+            settings=tuple(sorted(d["settings"].items())),
+            choices=tuple((n, a, p) for n, (a, p) in sorted(d["choices"].items())), lines=d["lines"])
+
+
+_PREAMBLE = re.compile(r"^\d+\s+\d+\s+(?:" + "|".join(TYPES) + r")\b")
+_INFO_PREFIX = re.compile(r"(\S+):\d+:\d+\s+\[\d+\]\s*$")
+
+
+def _glued(before: str, hosts: set[str]) -> str:
+    """What precedes NCCL's ``host:pid:tid [dev] NCCL INFO`` on its line: nccl-tests prints a
+    row in pieces, so with NCCL_DEBUG=INFO a row's start ('   268435456 ... sum  -1') or its
+    out-of-place half can run straight into NCCL's line ('-138dcf168f605:1375:1375 [0] NCCL
+    INFO ...'). The host names the device list printed tell where nccl-tests' text ends."""
+    m = _INFO_PREFIX.search(before)
+    if m is None:
+        return ""
+    head, token = before[:m.start(1)], m.group(1)
+    if not head.strip():              # NCCL's own line: learn its host
+        hosts.add(token)
+        return ""
+    for h in sorted(hosts, key=len, reverse=True):
+        if token.endswith(h):
+            return head + token[:-len(h)]
+    # no host known: a root of -1, N/A, or the digits of '#wrong'
+    if g := re.match(r"(-1|N/A|\d+)", token):
+        return head + g.group(1)
+    return head
+
+
+def decode(data: bytes, name: str = "input") -> str:
+    """Bytes to text, refusing what is too large or not text."""
+    if len(data) > MAX_BYTES:
+        raise CollectivesError(
+            f"{name} is {len(data):,} bytes, more than the {MAX_BYTES // 2**20} MiB read: keep "
+            f"rank 0's lines (nccl-tests prints its table once; NCCL_DEBUG=INFO repeats per rank)")
+    if b"\x00" in data[:65536]:
+        raise CollectivesError(f"{name} is not text (it holds NUL bytes): not nccl-tests output")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def parse_output(text: str) -> Output:
+    """Read one nccl-tests output (see the module's docstring)."""
+    if not isinstance(text, str):
+        raise CollectivesError(f"nccl-tests output must be text, got {type(text).__name__}")
+    if len(text) > MAX_BYTES:
+        raise CollectivesError(f"the input is {len(text):,} characters, more than the "
+                               f"{MAX_BYTES // 2**20} MiB read: keep rank 0's lines")
+    if not text.strip():
+        raise CollectivesError("the input is empty: give the text an nccl-tests binary printed "
+                               "(all_reduce_perf and the others)")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    info = _InfoReader()
+    header: dict = {}
+    devices: list[Device] = []
+    elided = False
+    columns: tuple[str, ...] | None = None
+    unit = "us"
+    cputime = False
+    rows: list[Row] = []
+    program = named = version = None
+    library = None
+    avg = oob = None
+    settings: dict[str, str] = {}
+    gpus_flag = None
+    runs = 0
+    in_devices = False
+    hosts: set[str] = set()
+    pending: list = []              # [first line, tokens]: a row NCCL's log lines split
+    commands: list[str] = []
+
+    def flush():
+        if pending:
+            row = _row(pending[1], pending[0], columns)
+            if row is not None:
+                rows.append(row)
+            pending.clear()
+
+    for number, raw in enumerate(lines, start=1):
+        if "NCCL INFO" in raw or "NCCL WARN" in raw:
+            key = "NCCL INFO" if "NCCL INFO" in raw else "NCCL WARN"
+            before, msg = raw.split(key, 1)
+            if key == "NCCL INFO":
+                info.feed(msg.strip())
+            raw = _glued(before, hosts)        # nccl-tests' text before NCCL's, on one line
+            if not raw.strip():
+                continue
+        line = _strip(raw)
+        if not line:
+            continue
+        toks = line.split()
+        if pending:
+            if all(_NUM.match(t) or t.upper() == "N/A" for t in toks) and len(toks) <= 8:
+                pending[1].extend(toks)
+                row = _row(pending[1], pending[0], columns)
+                if row is not None and row.complete:
+                    rows.append(row)
+                    pending.clear()
+                continue
+            flush()
+        if m := _INFO_PATTERNS["version"].search(line):
+            info.d.setdefault("version", m.group(1))
+        body = line.lstrip("#").strip()
+        if m := re.search(r"nccl-tests version (\S+)(?: nccl-headers=\d+)? nccl-library=(\d+)", body):
+            version, library = m.group(1), int(m.group(2))
+            continue
+        if m := re.search(r"Collective test (?:starting|concluded): (\w+)", body):
+            name = m.group(1).removesuffix("_mpi").removesuffix("_perf")
+            named = named or (name if name in PROGRAMS else None)
+            continue
+        if re.search(r"\bnThreads? \d+ nGpus \d+", body):
+            runs += 1
+            for key, pat in _HEADER_FIELDS.items():
+                if m := re.search(pat, body):
+                    header.setdefault(key, int(m.group(1)))
+                    if key == "step":
+                        header.setdefault("step_kind", m.group(2))
+            in_devices = False
+            continue
+        if body.startswith("Using devices"):
+            in_devices = True
+            continue
+        if m := _RANK.search(body):
+            devices.append(Device(int(m.group(1)), None if m.group(2) is None else int(m.group(2)),
+                                  None if m.group(3) is None else int(m.group(3)), m.group(4),
+                                  int(m.group(5)), m.group(6), m.group(7)))
+            hosts.add(m.group(4))
+            continue
+        if in_devices and (body.startswith("...") or "omitted" in body or "truncated" in body.lower()):
+            elided = True
+            continue
+        if (names := _column_names(body)) is not None:
+            columns = names
+            in_devices = False
+            continue
+        if body.startswith("(B)") or body.startswith("(bytes)"):
+            if "(ms)" in body:
+                unit = "ms"
+            continue
+        if m := re.match(r"Out of bounds values\s*:\s*(\d+)", body):
+            oob = int(m.group(1))
+            continue
+        if m := re.match(r"Avg bus bandwidth\s*:\s*(-?[0-9.eE+-]+|nan|inf)", body):
+            try:
+                avg = float(m.group(1))
+            except ValueError:
+                avg = None
+            continue
+        row = _row(toks, number, columns)
+        if row is not None:
+            if not row.complete:
+                pending[:] = [number, toks]   # the rest may follow on later lines
+            else:
+                rows.append(row)
+            in_devices = False
+            continue
+        if _PREAMBLE.match(line) and len(toks) <= 5:
+            pending[:] = [number, toks]
+            continue
+        if m := _PROGRAM.search(line):
+            if not rows:
+                commands.append(m.group(1))
+            if g := re.search(r"(?:^|\s)(?:-g|--ngpus)[ =](\d+)\b", line):
+                gpus_flag = int(g.group(1))
+        if "NCCL_" in line:
+            for m in _SETTING.finditer(line):
+                settings[m.group(1)] = m.group(2).strip("\"'")
+        if "cputime" in line.lower() and columns is None:
+            cputime = True
+    flush()
+    program = named or (commands[-1] if commands else None)
+    if columns is not None and "time" in columns and any(
+            "cputime" in _strip(x).lower() for x in lines if "busbw" in x):
+        cputime = True
+    if not rows:
+        if header or columns or devices:
+            raise CollectivesError(
+                "the output has nccl-tests' header but no row of its table: the run stopped "
+                "before its first size (look for an error after the header)")
+        raise CollectivesError(
+            "no nccl-tests table found: expected rows like '  1048576  262144  float  sum  -1  "
+            "27.37  38.31  67.04  0  ...' (size, count, type, redop, root, then time, algbw, "
+            "busbw and #wrong out-of-place and in-place)")
+    unit = _time_unit(rows, unit, cputime)
+    if unit == "ms":                         # the first nccl-tests printed milliseconds
+        rows = [replace(r, out_of_place=_in_us(r.out_of_place), in_place=_in_us(r.in_place))
+                for r in rows]
+    out = Output(tuple(rows), program, version, library, header, tuple(devices), elided,
+                 columns or (), unit, cputime, avg, oob, info.info(),
+                 tuple(sorted(settings.items())), gpus_flag, max(runs, 1), None, len(lines))
+    _check_consistency(out)
+    return _with_stop(out)
+
+
+def _in_us(t: Timing | None) -> Timing | None:
+    return None if t is None else replace(t, time_us=t.time_us * 1e3)
+
+
+def _digits_rel(value: float) -> float:
+    """The relative rounding of a printed time: nccl-tests prints 7 characters
+    (2 decimals, then fewer, then 2 significant digits)."""
+    if value <= 0:
+        return 1.0
+    if value < 10000:
+        return 0.005 / value
+    if value < 100000:
+        return 0.05 / value
+    if value < 1e7:
+        return 0.5 / value
+    return 0.05
+
+
+def _algbw_error(row: Row, t: Timing, scale: float) -> float:
+    """|algbw - size/time| beyond what rounding allows (0 when consistent)."""
+    if t.time_us <= 0:
+        return 0.0
+    expect = row.nbytes / (t.time_us * scale) / 1e9
+    allowed = expect * (_digits_rel(t.time_us) + 0.002) + _ulp(t.algbw) + 1e-9
+    return max(0.0, abs(expect - t.algbw) - allowed)
+
+
+def _time_unit(rows: list[Row], unit: str, cputime: bool) -> str:
+    """us (every nccl-tests since 2019) or ms (the first ones): the one that makes
+    algbw equal size / time."""
+    if cputime:
+        return unit
+    checks = [(r, t) for r in rows for t in (r.out_of_place, r.in_place)
+              if t is not None and t.algbw >= 1.0 and r.nbytes > 0]
+    if not checks:
+        return unit
+    for cand in (unit, "ms" if unit == "us" else "us"):
+        scale = 1e-6 if cand == "us" else 1e-3
+        if all(_algbw_error(r, t, scale) == 0.0 for r, t in checks):
+            return cand
+    scale = 1e-6 if unit == "us" else 1e-3
+    r, t = max(checks, key=lambda rt: _algbw_error(rt[0], rt[1], scale))
+    raise CollectivesError(
+        f"line {r.line}: algbw {t.algbw:g} GB/s is not size / time ({r.nbytes} B in "
+        f"{t.time_us:g} {unit} is {r.nbytes / (t.time_us * scale) / 1e9:.4g} GB/s): the table "
+        f"contradicts itself")
+
+
+def _check_consistency(out: Output) -> None:
+    """busbw/algbw is one number (a function of the rank count) in the whole table, and
+    the one a whole device list implies."""
+    ratio = out.busbw_ratio()
+    if ratio is not None and ratio[0] > ratio[1] * (1 + 1e-9):
+        values = sorted({round(t.busbw / t.algbw, 4) for r in out.rows
+                         for t in (r.out_of_place, r.in_place) if t is not None and t.algbw >= 1})
+        raise CollectivesError(
+            f"busbw/algbw changes from row to row ({values[0]:g} to {values[-1]:g}); nccl-tests "
+            f"computes it from the rank count alone: the table contradicts itself")
+    whole = out.whole_device_count()
+    allowed = out.ranks_from_table()
+    if whole is not None and allowed is not None and not (allowed[0] <= whole <= allowed[1]):
+        lo, hi = allowed
+        said = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        raise CollectivesError(
+            f"the header lists {whole} ranks ('# Using devices') but busbw/algbw in the table "
+            f"says {said}: the table contradicts its header")
+
+
+def _expected_sizes(header: dict) -> list[int] | None:
+    lo, hi, step = header.get("minBytes"), header.get("maxBytes"), header.get("step")
+    if lo is None or hi is None or step is None or lo <= 0 or hi < lo:
+        return None
+    sizes, s = [], lo
+    while s <= hi and len(sizes) < 200:
+        sizes.append(s)
+        s = s * step if header.get("step_kind") == "factor" and step > 1 else s + max(step, 1)
+    return sizes
+
+
+def _with_stop(out: Output) -> Output:
+    """Say where a partial table stopped: a last row cut short, or a sweep that ends
+    before the header's maxBytes with no footer after it."""
+    last = out.rows[-1]
+    if not last.complete:
+        half = "its in-place half" if last.in_place is None else "its last columns"
+        return replace(out, stopped=f"the table stops in the row of {format_bytes(last.nbytes, binary=True)} "
+                                    f"(line {last.line}): {half} missing")
+    sizes = _expected_sizes(out.header)
+    footer = out.avg_busbw is not None or out.out_of_bounds is not None
+    if sizes and not footer and max(r.nbytes for r in out.rows) < sizes[-1]:
+        return replace(out, stopped=f"the table stops after {format_bytes(last.nbytes, binary=True)} (line "
+                                    f"{last.line}); the header's sweep goes on to "
+                                    f"{format_bytes(sizes[-1], binary=True)} and no footer follows")
+    return out
