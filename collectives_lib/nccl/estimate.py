@@ -34,7 +34,7 @@ from .tuner import FUNCTIONS
 
 _WHY_AUTO = "NCCL's tuner picks it: the least predicted time over its algorithms and protocols"
 _WHY_P2P = ("NCCL runs it as grouped point-to-point sends: a cost per peer, NVLink inside the node, "
-            "one NIC per GPU across nodes")
+            "across nodes the GPU's share of its node's NICs")
 
 
 def names_here(collective, topology: Topology, axes=None, *, nvls=None, dtype: str = "float32",

@@ -8,10 +8,13 @@ book's own model of that path, in NCCL's units (see
 * every operation pays a fixed cost, and every peer a message cost;
 * bytes to peers in the same node cross the GPU's NVLinks at ``NVLINK_EFFICIENCY``
   of what NCCL's topology code counts for them (370.8 GB/s on H100);
-* bytes to other nodes leave through one NIC per GPU, whatever the peer's rail
-  (PXN forwards over NVLink to the NIC on the destination's rail, but one GPU's
-  traffic still cannot use more than one NIC's path): 48 GB/s on a 400G NIC
-  behind PCIe Gen5.
+* bytes to other nodes leave through the GPU's share of its node's NICs, whatever
+  the peer's rail (PXN forwards over NVLink to the NIC on the destination's rail):
+  one NIC's path with one NIC per GPU (48 GB/s on a 400G NIC behind PCIe Gen5),
+  half of one when two GPUs share a NIC, both of two NICs up to the GPU's own PCIe
+  link (B300 nodes with two 400G ports per GPU reach 96 GB/s);
+* bytes bound for other Scalable Units also cross the leaves' uplinks, which an
+  oversubscribed fabric narrows.
 
 So an all-to-all over one 8-GPU H100 node moves each GPU's 7/8 of its buffer at
 about 345 GB/s, and over two nodes half of it goes through one 48 GB/s NIC:
