@@ -206,6 +206,26 @@ def _whole_numbers(**values) -> None:
             raise CollectivesError(f"{name} must be a whole number >= 1, got {v!r}")
 
 
+def _matmul_inputs(sl, root, rows: int, cols: int, dtype_bytes: int) -> tuple[int, int]:
+    """The root's rank and the matrix's bytes, checked against the slice and its figures."""
+    gen = sl.generation
+    for what, fig in (("HBM bandwidth", gen.hbm_bandwidth), ("HBM capacity", gen.hbm_capacity),
+                      ("peak FLOP/s", gen.peak_flops_bf16), ("PCIe bandwidth", gen.pcie_bandwidth)):
+        if fig is None:
+            raise CollectivesError(f"TPU {gen.name} has no {what} figure in cl.hardware")
+    n = sl.num_ranks
+    root_rank = 0 if root is None else (sl.rank_of(root) if np.iterable(root) else int(root))
+    if not 0 <= root_rank < n:
+        raise CollectivesError(f"root {root!r} is not a chip of the {'x'.join(map(str, sl.dims))} slice")
+    matrix = int(rows) * int(cols) * int(dtype_bytes)
+    if matrix % n:
+        raise CollectivesError(
+            f"a {rows} x {cols} matrix of {dtype_bytes}-byte elements ({matrix} bytes) does "
+            f"not split into {n} equal shards"
+        )
+    return root_rank, matrix
+
+
 def _gather_onto(sl, matrix: int, root_rank: int, chosen: str):
     """The ICI gather of the whole matrix onto the root, both routings and the bound:
     ``(times by routing, links into the root, hot links, why the hot links limit it)``."""
@@ -266,20 +286,8 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
     system = tpu_system(generation, shape, **kw)
     sl = system.slice
     gen = sl.generation
-    for what, fig in (("HBM bandwidth", gen.hbm_bandwidth), ("HBM capacity", gen.hbm_capacity),
-                      ("peak FLOP/s", gen.peak_flops_bf16), ("PCIe bandwidth", gen.pcie_bandwidth)):
-        if fig is None:
-            raise CollectivesError(f"TPU {gen.name} has no {what} figure in cl.hardware")
     n = sl.num_ranks
-    root_rank = 0 if root is None else (sl.rank_of(root) if np.iterable(root) else int(root))
-    if not 0 <= root_rank < n:
-        raise CollectivesError(f"root {root!r} is not a chip of the {'x'.join(map(str, sl.dims))} slice")
-    matrix = int(rows) * int(cols) * int(dtype_bytes)
-    if matrix % n:
-        raise CollectivesError(
-            f"a {rows} x {cols} matrix of {dtype_bytes}-byte elements ({matrix} bytes) does "
-            f"not split into {n} equal shards"
-        )
+    root_rank, matrix = _matmul_inputs(sl, root, rows, cols, dtype_bytes)
     shard = matrix // n
     rhs = int(cols) * int(rhs_cols) * int(rhs_dtype_bytes)
     out = int(rows) * int(rhs_cols) * int(out_dtype_bytes)
@@ -310,12 +318,10 @@ def offloaded_matmul(generation: str = "v5e", shape="4x4", *, rows: int = 128 * 
         Stage("compute", flops / peak, flops, "FLOP", peak,
               f"2 x {rows} x {cols} x {rhs_cols} FLOPs at peak"),
     )
-    notes = []
     cap = float(gen.hbm_capacity)
-    if matrix + rhs + out > cap:
-        notes.append(f"A alone is {format_bytes(matrix)}, {matrix / cap:.2f}x the root's "
-                     f"{format_bytes(cap)} of HBM: it cannot be gathered whole, only "
-                     f"streamed")
+    notes = [] if matrix + rhs + out <= cap else [
+        f"A alone is {format_bytes(matrix)}, {matrix / cap:.2f}x the root's {format_bytes(cap)} "
+        f"of HBM: it cannot be gathered whole, only streamed"]
     return OffloadedMatmul(
         stages=stages, notes=tuple(notes), generation=gen.name, shape=tuple(sl.dims),
         num_chips=n, num_hosts=system.num_hosts, matrix_bytes=float(matrix),
