@@ -92,5 +92,9 @@ def test_exercises_in_one_style(path):
                 continue
             break
         after = rest[j + 1] if j + 1 < len(rest) else None
+        # A blockquote with this label: a folded dropdown on the site (book/_ext/portable_markdown.py),
+        # and readable where plain CommonMark is all there is (Colab, VS Code).
         assert after is not None and after.cell_type == "markdown" and after.source.lstrip().startswith(
-            f"```{{dropdown}} Solution to exercise {k}"), f"{path.name}: solution {k}'s explanation is not a dropdown after its code"
+            f"> **Solution to exercise {k}.**"), (
+            f"{path.name}: solution {k}'s explanation is not a '> **Solution to exercise {k}.** ...' "
+            "blockquote after its code")
