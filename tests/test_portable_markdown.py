@@ -217,3 +217,73 @@ def test_the_site_knows_the_same_labels():
     for label in ("Takeaway.", "Note.", "Warning.", "Worked example: a DP all-reduce.", "Solution to exercise 12.",
                   "Takeaways", "Solution", "Worked example", "Exercise 1."):
         assert bool(module.LABEL.fullmatch(label)) == bool(CALLOUT.fullmatch(label)), label
+
+
+def _sphinx_build(tmp_path, page: str) -> tuple[int, str, Path]:
+    """Build a two-page Sphinx project (a page and a glossary) with myst-parser, this book's
+    portable_markdown extension and warnings as errors, as the book builds."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'sphinx_design', 'portable_markdown']\n"
+        "myst_heading_anchors = 3\n")
+    (src / "index.md").write_text("# Index\n\n```{toctree}\npage\nglossary\n```\n")
+    (src / "glossary.md").write_text("# Glossary\n\n```{glossary}\nall-gather\n  A collective.\n\nSHARP/NVLS\n  Adding in the switch.\n```\n")
+    (src / "page.md").write_text(page)
+    out = tmp_path / "html"
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src), str(out)],
+                         capture_output=True, text=True, timeout=300)
+    return run.returncode, run.stderr, out
+
+
+GOOD_PAGE = """# A page
+
+## A section
+
+See [all-gather](glossary.md#term-all-gather), [SHARP](glossary.md#term-SHARP-NVLS) and
+[the section](page.md#a-section).
+
+> **Takeaway.** A box with {math}`V/N`
+> bytes.
+
+> **Solution to exercise 1.** Folded.
+
+> A plain quotation.
+"""
+
+
+def test_the_site_resolves_term_anchors_and_makes_boxes(tmp_path):
+    code, log, out = _sphinx_build(tmp_path, GOOD_PAGE)
+    assert code == 0, log
+    html = (out / "page.html").read_text()
+    assert 'href="glossary.html#term-all-gather"' in html and 'href="glossary.html#term-SHARP-NVLS"' in html
+    assert 'href="#a-section"' in html
+    assert re.search(r'<div class="tip admonition">\s*<p class="admonition-title">Takeaway</p>\s*<p>A box with', html)
+    assert re.search(r'<details class="sd-sphinx-override sd-dropdown[^"]*">\s*<summary[^>]*>\s*'
+                     r'<span class="sd-summary-text">Solution to exercise 1</span>', html)
+    assert html.count("<blockquote>") == 1 and "A plain quotation." in html
+
+
+@pytest.mark.parametrize("link, message", [
+    ("[x](glossary.md#term-no-such-term)", "local id not found in doc 'glossary': 'term-no-such-term'"),
+    ("[x](missing.md)", "cross-reference target not found: 'missing.md'"),
+    ("[x](page.md#no-such-section)", "local id not found in doc 'page': 'no-such-section'"),
+])
+def test_a_broken_link_fails_the_build(tmp_path, link, message):
+    """myst-parser's cross-reference warnings are on, and the book builds with warnings as errors."""
+    code, log, _ = _sphinx_build(tmp_path, f"# A page\n\n{link}\n")
+    assert code != 0 and message in log, log
+
+
+def test_the_book_does_not_silence_cross_reference_warnings():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    silenced = (config.get("sphinx", {}).get("config", {}) or {}).get("suppress_warnings", [])
+    assert not [w for w in silenced if w in ("myst", "myst.xref_missing", "ref", "ref.ref")], silenced
+    assert "--warningiserror" in (ROOT / "Makefile").read_text()
