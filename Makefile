@@ -64,8 +64,10 @@ serve:
 	@echo "Serving the book on http://127.0.0.1:$(PORT) (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
+# Rooted at the repository, so that the chapters' links to ../book/glossary.md open.
 lab: setup
-	$(BIN)/jupyter lab --ip 127.0.0.1 $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) notebooks
+	$(BIN)/jupyter lab --ip 127.0.0.1 $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) \
+	  --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/notebooks
 
 # The repository is named once, in _config.yml; this writes URL there (when given)
 # and into every chapter's Colab install cell.

@@ -217,6 +217,90 @@ def participant_nodes(schedule: Schedule, topology: Topology, placement) -> np.n
     return np.concatenate([nodes, np.asarray(agents, dtype=np.int64)])
 
 
+def _routes_with_paths(schedule: Schedule, topology: Topology, src, dst, paths, step_index: int):
+    """(sub_flow, sub_weight, inc_sub, inc_link) of the flows: the network's routes, and the
+    schedule's own node paths where a transfer names one."""
+    if paths is None or not (paths >= 0).any():
+        r = topology.routes(src, dst)
+        return r.sub_flow, r.sub_weight, r.inc_sub, r.inc_link
+    explicit = np.nonzero(paths >= 0)[0]
+    other = np.nonzero(paths < 0)[0]
+    r = topology.routes(src[other], dst[other])
+    sub_flow, sub_weight, inc_sub, inc_link = [other[r.sub_flow]], [r.sub_weight], [r.inc_sub], [r.inc_link]
+    nsub = len(r.sub_flow)
+    for f in explicit.tolist():
+        node_path = schedule.paths[int(paths[f])]
+        hop_links = []
+        for u, v in zip(node_path[:-1], node_path[1:]):
+            link = topology.link_between(u, v)
+            if link < 0:
+                raise CollectivesError(
+                    f"step {step_index + 1}: the path of a transfer uses "
+                    f"{topology.node_label(u)} -> {topology.node_label(v)}, which is "
+                    f"not a link of {topology!r}"
+                )
+            hop_links.append(link)
+        sub_flow.append(np.array([f]))
+        sub_weight.append(np.ones(1))
+        inc_sub.append(np.full(len(hop_links), nsub))
+        inc_link.append(np.asarray(hop_links, dtype=np.int64))
+        nsub += 1
+    return (np.concatenate(sub_flow).astype(np.int64), np.concatenate(sub_weight),
+            np.concatenate(inc_sub).astype(np.int64), np.concatenate(inc_link).astype(np.int64))
+
+
+def _check_neighbours(schedule, topology, inc_sub, sub_flow, src, dst, keep, step_index) -> None:
+    """A neighbour-to-neighbour schedule on a torus must find a link for every transfer."""
+    nsubs = len(sub_flow)
+    if not (schedule.routing == "neighbor" and topology.routing_kind == "torus" and nsubs):
+        return
+    hops = np.bincount(inc_sub, minlength=nsubs)
+    bad = np.nonzero(hops != 1)[0]
+    if len(bad):
+        f = int(sub_flow[bad[0]])
+        orig = np.nonzero(keep)[0][f]
+        raise CollectivesError(
+            f"step {step_index + 1}: {schedule.algorithm} sends from "
+            f"{topology.node_label(int(src[f]))} to {topology.node_label(int(dst[f]))}, "
+            f"but {topology!r} has no direct link between them "
+            f"({int(hops[bad[0]])} hops); a {schedule.algorithm} needs a link to each "
+            f"neighbour it talks to (is the wraparound missing? try the chain algorithm)"
+            if orig >= 0 else "schedule uses a missing link"
+        )
+
+
+def _agent_extra(schedule, topology, traffic, keep, src, dst) -> np.ndarray | None:
+    """In-switch operations (SHARP, multicast) cost a fixed latency on top of the links:
+    the extra latency of each flow, or None."""
+    agent_latency = getattr(topology, "agent_latency", None)
+    if agent_latency is None:
+        return None
+    is_agent = (traffic.src[keep] >= schedule.num_ranks) | (traffic.dst[keep] >= schedule.num_ranks)
+    if not is_agent.any():
+        return None
+    extra = np.zeros(len(src))
+    flows = np.nonzero(is_agent)[0]
+    at = np.where(traffic.dst[keep][flows] >= schedule.num_ranks, dst[flows], src[flows])
+    nodes_at, which = np.unique(at, return_inverse=True)      # each agent once
+    extra[flows] = np.array([agent_latency(int(v)) for v in nodes_at.tolist()])[which]
+    return extra
+
+
+def _reduction_units(schedule, topology, traffic, keep, dst, frac, ops, element_size) -> list[float]:
+    """In-network reduction: a switch adds only as fast as its reduction units allow; the
+    seconds per unit of size each reducing switch needs."""
+    reduce_rate = getattr(topology, "reduce_rate", None)
+    if reduce_rate is None or not (ops == REDUCE).any():
+        return []
+    is_agent_dst = traffic.dst[keep] >= schedule.num_ranks
+    out = []
+    for node in np.unique(dst[(ops == REDUCE) & is_agent_dst]).tolist():
+        rate = reduce_rate(int(node))
+        if rate:
+            out.append(frac[(dst == node) & (ops == REDUCE)].sum() / element_size / rate)
+    return out
+
+
 def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
                    nodes: np.ndarray, step_index: int, element_size: int) -> Pattern:
     links = topology.links
@@ -226,54 +310,9 @@ def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
     frac = traffic.fraction[keep]
     ops = traffic.op[keep]
     paths = traffic.path[keep] if traffic.path is not None else None
-    if paths is not None and (paths >= 0).any():
-        explicit = np.nonzero(paths >= 0)[0]
-        other = np.nonzero(paths < 0)[0]
-        r = topology.routes(src[other], dst[other])
-        sub_flow = [other[r.sub_flow]]
-        sub_weight = [r.sub_weight]
-        inc_sub = [r.inc_sub]
-        inc_link = [r.inc_link]
-        nsub = len(r.sub_flow)
-        for f in explicit.tolist():
-            node_path = schedule.paths[int(paths[f])]
-            hop_links = []
-            for u, v in zip(node_path[:-1], node_path[1:]):
-                link = topology.link_between(u, v)
-                if link < 0:
-                    raise CollectivesError(
-                        f"step {step_index + 1}: the path of a transfer uses "
-                        f"{topology.node_label(u)} -> {topology.node_label(v)}, which is "
-                        f"not a link of {topology!r}"
-                    )
-                hop_links.append(link)
-            sub_flow.append(np.array([f]))
-            sub_weight.append(np.ones(1))
-            inc_sub.append(np.full(len(hop_links), nsub))
-            inc_link.append(np.asarray(hop_links, dtype=np.int64))
-            nsub += 1
-        sub_flow = np.concatenate(sub_flow).astype(np.int64)
-        sub_weight = np.concatenate(sub_weight)
-        inc_sub = np.concatenate(inc_sub).astype(np.int64)
-        inc_link = np.concatenate(inc_link).astype(np.int64)
-    else:
-        r = topology.routes(src, dst)
-        sub_flow, sub_weight, inc_sub, inc_link = r.sub_flow, r.sub_weight, r.inc_sub, r.inc_link
+    sub_flow, sub_weight, inc_sub, inc_link = _routes_with_paths(schedule, topology, src, dst, paths, step_index)
     nsubs = len(sub_flow)
-    if schedule.routing == "neighbor" and topology.routing_kind == "torus" and nsubs:
-        hops = np.bincount(inc_sub, minlength=nsubs)
-        bad = np.nonzero(hops != 1)[0]
-        if len(bad):
-            f = int(sub_flow[bad[0]])
-            orig = np.nonzero(keep)[0][f]
-            raise CollectivesError(
-                f"step {step_index + 1}: {schedule.algorithm} sends from "
-                f"{topology.node_label(int(src[f]))} to {topology.node_label(int(dst[f]))}, "
-                f"but {topology!r} has no direct link between them "
-                f"({int(hops[bad[0]])} hops); a {schedule.algorithm} needs a link to each "
-                f"neighbour it talks to (is the wraparound missing? try the chain algorithm)"
-                if orig >= 0 else "schedule uses a missing link"
-            )
+    _check_neighbours(schedule, topology, inc_sub, sub_flow, src, dst, keep, step_index)
     sub_frac = frac[sub_flow] * sub_weight
     load = np.bincount(inc_link, weights=sub_frac[inc_sub], minlength=len(links))
     used = np.nonzero(load > 0)[0]
@@ -281,31 +320,17 @@ def _route_pattern(schedule: Schedule, topology: Topology, traffic: Traffic,
     sub_unit = np.zeros(nsubs)
     np.maximum.at(sub_unit, inc_sub, unit_inc)
     sub_lat = np.bincount(inc_sub, weights=links.latency[inc_link], minlength=nsubs)
-    # in-switch operations (SHARP, multicast) cost a fixed latency on top of the links
-    agent_latency = getattr(topology, "agent_latency", None)
-    if agent_latency is not None and nsubs:
-        is_agent = (traffic.src[keep] >= schedule.num_ranks) | (traffic.dst[keep] >= schedule.num_ranks)
-        if is_agent.any():
-            extra = np.zeros(len(src))
-            flows = np.nonzero(is_agent)[0]
-            at = np.where(traffic.dst[keep][flows] >= schedule.num_ranks, dst[flows], src[flows])
-            nodes_at, which = np.unique(at, return_inverse=True)      # each agent once
-            extra[flows] = np.array([agent_latency(int(v)) for v in nodes_at.tolist()])[which]
+    if nsubs:
+        extra = _agent_extra(schedule, topology, traffic, keep, src, dst)
+        if extra is not None:
             sub_lat = sub_lat + extra[sub_flow]
     sub_lane = (traffic.lane[keep][sub_flow] if traffic.lane is not None
                 else np.zeros(nsubs, dtype=np.int64))
     lat_l, unit_l, lane_l = [sub_lat], [sub_unit], [sub_lane]
-    # in-network reduction: the switch adds only as fast as its reduction units allow
-    reduce_rate = getattr(topology, "reduce_rate", None)
-    if reduce_rate is not None and (ops == REDUCE).any():
-        is_agent_dst = traffic.dst[keep] >= schedule.num_ranks
-        for node in np.unique(dst[(ops == REDUCE) & is_agent_dst]).tolist():
-            rate = reduce_rate(int(node))
-            if rate:
-                total_frac = frac[(dst == node) & (ops == REDUCE)].sum()
-                lat_l.append(np.zeros(1))
-                unit_l.append(np.array([total_frac / element_size / rate]))
-                lane_l.append(np.zeros(1, dtype=np.int64))
+    for unit in _reduction_units(schedule, topology, traffic, keep, dst, frac, ops, element_size):
+        lat_l.append(np.zeros(1))
+        unit_l.append(np.array([unit]))
+        lane_l.append(np.zeros(1, dtype=np.int64))
     lat_all, unit_all, lane_all = map(np.concatenate, (lat_l, unit_l, lane_l))
     lanes, lats, units = [], [], []
     for lane in np.unique(lane_all).tolist():

@@ -8,7 +8,9 @@ opened on its own does, in a kernel started from that environment, cell by
 cell in order. At each markdown cell its inline expressions (``{eval}`name```)
 are evaluated the way JupyterLab's MyST renderer does it, as
 ``user_expressions`` of an execute request, so the report says whether every
-number the prose names exists, and as what, at that point of the chapter.
+number the prose names exists, and as what, at that point of the chapter,
+and how many cells above it a code cell's output showed that number (what a
+reader whose markdown cannot evaluate the expression has to go on).
 
 Only nbclient, nbformat and the standard library are used: this file runs
 outside the book's environment.
@@ -25,6 +27,10 @@ import time
 from pathlib import Path
 
 EVAL = re.compile(r"\{eval\}`([^`]+)`")
+SHOWN = re.compile(r"<code>([A-Za-z_][A-Za-z0-9_]*)</code> = ")   # a number in glue's output
+# The rule of tests/test_glue_placement.py: a name's first paragraph at most one code
+# cell below the output that shows it, a later paragraph at most two cells below.
+FIRST_USE_GAP, LATER_USE_GAP = 1, 2
 WIDGET = "application/vnd.jupyter.widget-view+json"
 CELL_TIMEOUT = 300  # seconds
 
@@ -48,7 +54,7 @@ def _expressions(client, names: list[str]) -> dict:
     except ImportError:  # older jupyter_core: nbclient's own
         from nbclient.util import run_sync
     get_reply = run_sync(client.kc.get_shell_msg)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120   # generous: a loaded machine may be slow to answer
     while True:
         reply = get_reply(timeout=max(1.0, deadline - time.monotonic()))
         if reply["parent_header"].get("msg_id") == msg_id:
@@ -63,7 +69,9 @@ def run(path: Path) -> dict:
     nb = nbformat.read(path, as_version=4)
     work = Path(tempfile.mkdtemp(prefix="chapter-"))
     report = {"chapter": path.stem, "errors": [], "stderr": [], "evals": 0,
-              "eval_problems": [], "explorers": [], "seconds": None}
+              "eval_problems": [], "far_numbers": [], "explorers": [], "seconds": None}
+    shown_at: dict[str, int] = {}          # name -> last code cell whose output showed it
+    seen: set[str] = set()
     started = time.monotonic()
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(work)}})
@@ -83,6 +91,17 @@ def run(path: Path) -> dict:
                     if not names:
                         continue
                     report["evals"] += len(names)
+                    for name in names:
+                        first = name not in seen
+                        seen.add(name)
+                        where = shown_at.get(name)
+                        between = [] if where is None else [nb.cells[j].cell_type for j in range(where + 1, index)]
+                        if where is None:
+                            report["far_numbers"].append(f"cell {index}: no output above shows {name}")
+                        elif first and (len(between) > FIRST_USE_GAP or "markdown" in between):
+                            report["far_numbers"].append(f"cell {index}: {name} first shown {len(between)} cells above")
+                        elif not first and len(between) > LATER_USE_GAP:
+                            report["far_numbers"].append(f"cell {index}: {name} last shown {len(between)} cells above")
                     for name, result in _expressions(client, names).items():
                         if result.get("status") != "ok":
                             report["eval_problems"].append(
@@ -100,6 +119,8 @@ def run(path: Path) -> dict:
                     report["errors"].append(f"cell {index}: {str(exc)[-1500:]}")
                     break
                 for out in cell.outputs:
+                    for name in SHOWN.findall(out.get("data", {}).get("text/html", "")):
+                        shown_at[name] = index
                     if out.get("output_type") == "stream" and out.get("name") == "stderr":
                         report["stderr"].append(f"cell {index}: {out.get('text', '')[:500]}")
                     plain = out.get("data", {}).get("text/plain", "")

@@ -156,3 +156,67 @@ def test_prose_numbers_are_filled_in(built_book, page):
     filled = re.findall(r'<span class="output text_plain">([^<]*)</span>', text)
     assert len(filled) >= expected, f"{page}.html: {len(filled)} numbers filled in, the prose has {expected}"
     assert all(v.strip() and v.strip()[0] not in "'\"" for v in filled), f"{page}.html: quoted or empty values"
+
+
+class _Links(HTMLParser):
+    """The href of every link on a page, and every id it defines."""
+
+    def __init__(self):
+        super().__init__()
+        self.hrefs, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag == "a" and a.get("href"):
+            self.hrefs.append(a["href"])
+
+
+def _links(path: Path) -> _Links:
+    parser = _Links()
+    parser.feed(path.read_text())
+    return parser
+
+
+def test_no_internal_link_is_broken(built_book):
+    """Every link between the site's pages names a page that exists and, with a #fragment,
+    an id on that page (the chapters' Markdown links, the glossary terms, the references)."""
+    pages: dict[Path, _Links] = {}
+
+    def page(path: Path) -> _Links:
+        if path not in pages:
+            pages[path] = _links(path)
+        return pages[path]
+
+    broken = []
+    for name in toc_files():
+        source = html_of(built_book, name)
+        for href in page(source).hrefs:
+            url = urlparse(href)
+            if url.scheme or href.startswith(("//", "javascript:")):
+                continue
+            target = (source.parent / unquote(url.path)).resolve() if url.path else source
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{name}: {href} (no such file)")
+            elif url.fragment and target.suffix == ".html" and unquote(url.fragment) not in page(target).ids:
+                broken.append(f"{name}: {href} (no id {url.fragment!r} on {target.name})")
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(sorted(set(broken))[:40])
+
+
+@pytest.mark.parametrize("page", notebook_pages(), ids=page_id)
+def test_callouts_became_boxes_and_dropdowns(built_book, page):
+    """Each `> **Takeaway.**` blockquote of the chapter is a tip box on the site and each
+    `> **Solution to exercise N.**` a folded dropdown (book/_ext/portable_markdown.py)."""
+    source = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
+    text = "\n".join(c.source for c in source.cells if c.cell_type == "markdown")
+    takeaways = len(re.findall(r"^> \*\*Takeaway\.\*\*", text, re.M))
+    solutions = len(re.findall(r"^> \*\*Solution to exercise \d+\.\*\*", text, re.M))
+    html = html_of(built_book, page).read_text()
+    assert html.count('<div class="tip admonition">') == takeaways, f"{page}: {takeaways} takeaways in the source"
+    assert len(re.findall(r'<details class="sd-sphinx-override sd-dropdown', html)) == solutions
+    leaked = re.findall(r"<blockquote>\s*<div>\s*<p><strong>(Takeaway|Solution to exercise|Worked example|Note|Warning)",
+                        html)
+    assert not leaked, f"{page}: callouts left as quotations: {leaked}"

@@ -69,6 +69,28 @@ def test_a_glued_name_may_be_glued_again(shell):
     assert result.success and shell.user_ns["t"] == "2"
 
 
+def test_names_without_values_show_numbers_glued_before_again(shell):
+    run(shell, 'glue(a_b=1, c_d="2 us")')
+    run(shell, "a_b = a_b  # untouched by the code in between")
+    result, captured = run(shell, 'glue("c_d", "a_b", e_f=3)')
+    assert result.success
+    (out,) = captured.outputs
+    assert out.data["text/plain"] == "c_d = 2 us · a_b = 1 · e_f = 3"
+    assert shell.user_ns["c_d"] == "2 us" and shell.user_ns["e_f"] == "3"
+
+
+@pytest.mark.parametrize("code, words", [
+    ('glue("never")', "'never' names no number glued before; glue it with a value first, glue(never=...)"),
+    ('W = 45e9\nglue("W")', "'W' names no number glued before"),
+    ("glue(3)", "3 names no number glued before"),
+])
+def test_showing_again_needs_a_number_glued_before(shell, code, words):
+    result, captured = run(shell, code)
+    assert isinstance(result.error_in_exec, CollectivesError)
+    assert words in str(result.error_in_exec)
+    assert not captured.outputs
+
+
 def test_refuses_to_replace_a_variable_of_the_code(shell):
     result, _ = run(shell, 'W = 45e9\nglue(W="45 GB/s")')
     assert isinstance(result.error_in_exec, CollectivesError)
@@ -78,7 +100,7 @@ def test_refuses_to_replace_a_variable_of_the_code(shell):
 
 
 @pytest.mark.parametrize("code, words", [
-    ("glue()", "at least one"),
+    ("glue()", "at least one name=value, or the name of a number glued before"),
     ('glue(**{"a.b": 1})', "'a.b' is not a variable name"),
     ('glue(**{"x y": 1})', "'x y' is not a variable name"),
 ])

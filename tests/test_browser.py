@@ -1,16 +1,23 @@
 """Open every chapter of the built book in headless Chromium, as a reader would,
 with the network cut off: no JavaScript errors, every image loads, no cell shows
 an error, explorers and players respond, and full-page screenshots (light and
-dark) land in _build/screenshots/ for a person to look at."""
+dark) land in _build/screenshots/ for a person to look at.
+
+Every check waits for the state it needs (a page loaded, an image swapped, a
+counter updated) with generous timeouts, so a loaded machine makes the tests
+slower, not flaky; the one timed wait is the check that a paused player stays
+paused, over three of its own frame intervals."""
 
 from __future__ import annotations
 
 import functools
 import http.server
+import re
 import threading
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from conftest import BUILD_DIR, load_config, notebook_pages, page_id, toc_files
 
@@ -18,6 +25,7 @@ pytestmark = pytest.mark.slow
 
 SCREENSHOTS = BUILD_DIR / "screenshots"
 VIEWPORT = {"width": 1280, "height": 900}
+TIMEOUT = 120_000   # milliseconds for any page, navigation or change to happen
 
 # Console messages and page errors that are harmless, each with the reason.
 # (substring of the message, why it is harmless). Empty today: the two the
@@ -53,6 +61,8 @@ class Visit:
         self.errors: list[str] = []
         self.blocked: list[str] = []
         self.page = context.new_page()
+        self.page.set_default_timeout(TIMEOUT)
+        self.page.set_default_navigation_timeout(TIMEOUT)
         self.page.emulate_media(color_scheme=color_scheme)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("console", lambda msg: self.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
@@ -146,8 +156,10 @@ def _check_explorers(page, page_name):
             at_end = slider.input_value() == slider.get_attribute("max")
             slider.focus()
             page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
-            assert image.get_attribute("src") != before_src, f"{page_name}: explorer {k}, slider {i} did not change the image"
-            assert label.inner_text() != before_label, f"{page_name}: explorer {k}, slider {i} did not change its value label"
+            expect(image, f"{page_name}: explorer {k}, slider {i} did not change the image").not_to_have_attribute(
+                "src", before_src, timeout=TIMEOUT)
+            expect(label, f"{page_name}: explorer {k}, slider {i} did not change its value label").not_to_have_text(
+                before_label, timeout=TIMEOUT)
             assert (image.get_attribute("alt") or "").strip()
         selects = explorer.locator("select")
         for i in range(selects.count()):
@@ -160,7 +172,8 @@ def _check_explorers(page, page_name):
             other = next(options.nth(j).get_attribute("value") for j in range(options.count())
                          if options.nth(j).get_attribute("value") != current)
             select.select_option(other)
-            assert image.get_attribute("src") != before_src, f"{page_name}: explorer {k}, menu {i} did not change the image"
+            expect(image, f"{page_name}: explorer {k}, menu {i} did not change the image").not_to_have_attribute(
+                "src", before_src, timeout=TIMEOUT)
 
 
 def _check_players(page, page_name):
@@ -174,29 +187,34 @@ def _check_players(page, page_name):
         if total < 2:
             continue
         first_src = image.get_attribute("src")
-        assert counter.inner_text().startswith("1 /")
+        expect(counter).to_have_text(re.compile(r"^1 /"), timeout=TIMEOUT)
         player.locator("button.cl-step").click()
-        assert image.get_attribute("src") != first_src, f"{page_name}: player {k}: step did not change the frame"
-        assert counter.inner_text().startswith("2 /")
+        expect(image, f"{page_name}: player {k}: step did not change the frame").not_to_have_attribute(
+            "src", first_src, timeout=TIMEOUT)
+        expect(counter).to_have_text(re.compile(r"^2 /"), timeout=TIMEOUT)
         player.locator("button.cl-back").click()
-        assert image.get_attribute("src") == first_src, f"{page_name}: player {k}: back did not return to frame 1"
-        assert player.locator("button.cl-back").is_disabled(), f"{page_name}: player {k}: back enabled at frame 1"
+        expect(image, f"{page_name}: player {k}: back did not return to frame 1").to_have_attribute(
+            "src", first_src, timeout=TIMEOUT)
+        expect(player.locator("button.cl-back"), f"{page_name}: player {k}: back enabled at frame 1").to_be_disabled(
+            timeout=TIMEOUT)
         scrub = player.locator("input.cl-scrub")
         to_frame = "(el, v) => { el.value = v; el.dispatchEvent(new Event('input')); }"
         scrub.evaluate(to_frame, str(total - 1))  # the last frame: Step must stay there, not wrap to the first
-        assert counter.inner_text() == f"{total} / {total}"
-        assert player.locator("button.cl-step").is_disabled(), f"{page_name}: player {k}: step enabled at the end"
+        expect(counter).to_have_text(f"{total} / {total}", timeout=TIMEOUT)
+        expect(player.locator("button.cl-step"), f"{page_name}: player {k}: step enabled at the end").to_be_disabled(
+            timeout=TIMEOUT)
         player.locator("button.cl-step").click(force=True)
         assert counter.inner_text() == f"{total} / {total}", f"{page_name}: player {k}: step wrapped past the end"
         scrub.evaluate(to_frame, "0")
+        expect(counter).to_have_text(f"1 / {total}", timeout=TIMEOUT)
         player.locator("button.cl-play").click()
-        page.wait_for_function(
-            "el => el.dataset.frame !== '0'", arg=player.element_handle(), timeout=5000
-        )
+        page.wait_for_function("el => el.dataset.frame !== '0'", arg=player.element_handle(), timeout=TIMEOUT)
         player.locator("button.cl-pause").click()
+        expect(player).to_have_attribute("data-playing", "0", timeout=TIMEOUT)
         paused_at = player.get_attribute("data-frame")
-        assert player.get_attribute("data-playing") == "0"
-        page.wait_for_timeout(1500)
+        # Proving that nothing happens takes time: three of the player's own frame intervals.
+        interval = player.locator("script.cl-data").evaluate("el => JSON.parse(el.textContent).interval")
+        page.wait_for_timeout(3 * interval)
         assert player.get_attribute("data-frame") == paused_at, f"{page_name}: player {k} kept playing after pause"
 
 
@@ -235,11 +253,11 @@ def test_launch_buttons(built_book, chromium_context, site, page_name):
             for i in range(links.count()):
                 label = links.nth(i).inner_text().strip()
                 menu.locator("button.dropdown-toggle").click()
-                links.nth(i).wait_for(state="visible", timeout=5000)
-                with chromium_context.expect_page(timeout=10_000) as opened:
+                links.nth(i).wait_for(state="visible", timeout=TIMEOUT)
+                with chromium_context.expect_page(timeout=TIMEOUT) as opened:
                     links.nth(i).click()
                 tab = opened.value
-                tab.wait_for_load_state("domcontentloaded", timeout=10_000)
+                tab.wait_for_load_state("domcontentloaded", timeout=TIMEOUT)
                 assert expected[label] in requested, f"{page_name}: {label} asked for {requested}"
                 tab.close()
         finally:

@@ -13,6 +13,8 @@ output, since the site's prose shows the numbers themselves.
 >>> glue(fl_steps=3, fl_W="45 GB/s", show=False)
 >>> fl_steps, fl_W                                     # doctest: +SKIP
 (3, 45 GB/s)
+>>> glue("fl_steps")           # shown again, above a later paragraph  # doctest: +SKIP
+fl_steps = 3
 
 Nothing here needs the book's tooling (myst-nb): a chapter runs anywhere the
 library is installed.
@@ -60,16 +62,27 @@ def _namespace(depth: int):
     return inspect.stack()[depth].frame.f_globals
 
 
-def glue(show: bool = True, **values) -> None:
+def glue(*again: str, show: bool = True, **values) -> None:
     """Set each ``name=value`` as a variable for the prose's ``{eval}`name``` and show them.
 
     Values are turned into :class:`Text` (numbers keep their own ``str``).
-    ``show=False`` sets them without output.
+    ``show=False`` sets them without output. Call it in the code cell just
+    above the paragraph that first uses the names, so that a reader whose
+    markdown shows ``{eval}`name``` as it is (Colab, VS Code) finds the number
+    right above the sentence.
+
+    Names given without a value are numbers glued before, shown again, for a
+    paragraph further down that uses them too: ``glue("fl_steps")``.
     """
-    if not values:
-        raise CollectivesError("glue needs at least one name=value")
+    if not again and not values:
+        raise CollectivesError("glue needs at least one name=value, or the name of a number glued before")
     ns = _namespace(2)
     shown = {}
+    for name in again:
+        if not isinstance(name, str) or not isinstance(ns.get(name), Text):
+            raise CollectivesError(
+                f"glue: {name!r} names no number glued before; glue it with a value first, glue({name}=...)")
+        shown[name] = ns[name]
     for name, value in values.items():
         if not name.isidentifier():
             raise CollectivesError(f"glue: {name!r} is not a variable name; use letters, digits and _")

@@ -87,6 +87,33 @@ def lift_line(line: Schedule, group_shape, axis: int, done: Sequence[int],
     return steps
 
 
+def _merge_parts(phases: list[list[list[Step]]], num_phases: int, parts: int, tiered: bool) -> list[Step]:
+    """Phase p of every part runs at once (the rotated orders put the parts on different
+    axes, so they never share a link); the next phase starts when the slowest part has
+    finished this one. Each part's transfers keep their lane."""
+    steps = []
+    merged: dict = {}
+    for p in range(num_phases):
+        length = max(len(ph[p]) for ph in phases)
+        for k in range(length):
+            members = [ph[p][k] for ph in phases if k < len(ph[p])]
+            key = tuple(id(m.traffic) for m in members)
+            if key not in merged:
+                lanes = [j for j, ph in enumerate(phases) if k < len(ph[p])]
+                merged[key] = Traffic(np.concatenate([m.traffic.src for m in members]),
+                                      np.concatenate([m.traffic.dst for m in members]),
+                                      np.concatenate([m.traffic.op for m in members]),
+                                      np.concatenate([m.traffic.fraction for m in members]),
+                                      None,
+                                      np.concatenate([np.full(len(m.traffic), j)
+                                                      for j, m in zip(lanes, members)]))
+            chunks = (lambda members=members: np.concatenate([m.boxes for m in members]))
+            stage = (f"ICI phase {p + 1}" if tiered else f"phase {p + 1}") if parts > 1 \
+                else members[0].stage
+            steps.append(Step(merged[key], chunks, stage))
+    return steps
+
+
 def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
                     order: Sequence[int] | None = None, outer: int | None = None,
                     outer_stage: str = "") -> Schedule:
@@ -137,29 +164,7 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
                                   f"axis {'xyzwvu'[axis]}", cache) if dims[axis] > 1 else [])
             done.append(axis)
         phases.append(seq)
-    # Phase p of every part runs at once (the rotated orders put the parts on
-    # different axes, so they never share a link); the next phase starts when
-    # the slowest part has finished this one.
-    steps = list(first)
-    merged: dict = {}
-    for p in range(Di):
-        length = max(len(ph[p]) for ph in phases)
-        for k in range(length):
-            members = [ph[p][k] for ph in phases if k < len(ph[p])]
-            key = tuple(id(m.traffic) for m in members)
-            if key not in merged:
-                lanes = [j for j, ph in enumerate(phases) if k < len(ph[p])]
-                merged[key] = Traffic(np.concatenate([m.traffic.src for m in members]),
-                                      np.concatenate([m.traffic.dst for m in members]),
-                                      np.concatenate([m.traffic.op for m in members]),
-                                      np.concatenate([m.traffic.fraction for m in members]),
-                                      None,
-                                      np.concatenate([np.full(len(m.traffic), j)
-                                                      for j, m in zip(lanes, members)]))
-            chunks = (lambda members=members: np.concatenate([m.boxes for m in members]))
-            stage = (f"ICI phase {p + 1}" if outer is not None else f"phase {p + 1}") if parts > 1 \
-                else members[0].stage
-            steps.append(Step(merged[key], chunks, stage))
+    steps = list(first) + _merge_parts(phases, Di, parts, outer is not None)
     name = "multi_axis" if multi and D > 1 else ("sequential_axes" if D > 1 else kinds[0])
     if outer is not None:
         name = "hierarchical"

@@ -562,6 +562,12 @@ def _notes(out: Output, machine: Machine, rows, metrics: Metrics, found: list) -
         found.append(Finding("few-iters", "note", f"only {iters} timed iterations",
                              f"'iters: {iters}' in the header: each time is the mean of "
                              f"{iters} runs, noisy at small sizes", "run with -n 20 or more"))
+    _notes_on_settings(out, machine, rows, found)
+
+
+def _notes_on_settings(out: Output, machine: Machine, rows, found: list) -> None:
+    """What the run's settings and NCCL's log say: NVLS off, an excerpt, edited counts,
+    NCCL's own choices beside the model's."""
     opts = machine.model_options
     if opts.get("nvls") is False and machine.matched:
         system = _system(machine)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import CollectivesError
 from ..units import format_bytes
+from .info import INFO_PATTERNS, NcclInfo, InfoReader
 
 #: The most input read: an ``NCCL_DEBUG=INFO`` log of a few nodes fits; a bigger
 #: one is better cut to rank 0's lines.
@@ -156,40 +157,6 @@ class Row:
         return sum(t.wrong or 0 for t in (self.out_of_place, self.in_place) if t is not None)
 
 
-@dataclass(frozen=True)
-class NcclInfo:
-    """What NCCL's ``NCCL_DEBUG=INFO`` lines say (``None``: not said)."""
-
-    version: str | None = None
-    nranks: int | None = None
-    nnodes: int | None = None
-    local_ranks: int | None = None
-    mnnvl: bool | None = None
-    nvls_available: bool | None = None
-    nvls_channels: int | None = None
-    coll_channels: int | None = None
-    ring_channels: int | None = None
-    network: str | None = None          # "IB", "IBext", "Socket", "AWS Libfabric", ...
-    nics: tuple[str, ...] = ()          # from "NET/IB : Using [0]mlx5_0:1/IB [1]..."
-    link_layers: tuple[str, ...] = ()   # "IB", "RoCE"
-    gdr: bool | None = None             # GPUDirect RDMA for the network
-    pxn: bool | None = None
-    transports: tuple[str, ...] = ()    # "P2P/CUMEM", "SHM", "NET/IB", "NET/IB/GDRDMA", ...
-    settings: tuple[tuple[str, str], ...] = ()   # ("NCCL_ALGO", "Ring") from "set by environment"
-    choices: tuple[tuple[int, str, str], ...] = ()   # (bytes, algorithm, protocol) NCCL ran,
-    #                                     from NCCL_DEBUG_SUBSYS=TUNING's "AllReduce: N Bytes -> Algo"
-    lines: int = 0                      # NCCL INFO lines read
-
-    def choice(self, nbytes: int) -> tuple[str, str] | None:
-        """(algorithm, protocol) NCCL's log says it ran for this many bytes, or None."""
-        for n, a, p in self.choices:
-            if n == nbytes:
-                return a, p
-        return None
-
-    @property
-    def present(self) -> bool:
-        return self.lines > 0 or self.version is not None
 
 
 @dataclass(frozen=True)
@@ -406,98 +373,6 @@ def _group(columns, rest) -> int:
     return 8 if len(rest) == 16 else 4
 
 
-_INFO_PATTERNS = {
-    "version": re.compile(r"\bNCCL version (\d+\.\d+\.\d+)"),
-    "comm": re.compile(r"\bcomm 0x[0-9a-f]+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)"
-                       r"(?: localRank \d+)?(?: MNNVL (\d+))?", re.I),
-    "init": re.compile(r"\bcomm 0x[0-9a-f]+ rank \d+ nranks (\d+) cudaDev", re.I),
-    "nvls": re.compile(r"\bNVLS multicast support is (not )?available"),
-    "channels": re.compile(r"\b(\d+) coll channels,(?: (\d+) collnet channels,)?"
-                           r"(?: (\d+) nvls channels,)?"),
-    "ring": re.compile(r"\bChannel (\d+)/(\d+) :\s+\d+(?:\s+\d+)+\s*$"),
-    "network": re.compile(r"\bUsing network (\S.*?)\s*$"),
-    "nics": re.compile(r"\bNET/(?:IB|IBext\w*|GIN\w*)\s*: Using ((?:\[\d+\]\S+\s*)+)"),
-    "rings": re.compile(r"\bConnected all rings(?:, use ring PXN (\d) GDR (\d))?"),
-    "via": re.compile(r"\bvia ((?:P2P|SHM|NET|COLLNET)/[^\s]+(?: pointer)?)"),
-    "setting": re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+?)\.?\s*$"),
-    "gdr_off": re.compile(r"\bGPU Direct RDMA Disabled\b", re.I),
-    "choice": re.compile(r"\b(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)"),
-}
-
-
-class _InfoReader:
-    def __init__(self):
-        self.d = {"transports": set(), "settings": {}, "nics": (), "link_layers": set(), "lines": 0,
-                  "choices": {}}
-
-    def feed(self, msg: str) -> None:
-        d = self.d
-        d["lines"] += 1
-        p = _INFO_PATTERNS
-        if m := p["version"].search(msg):
-            d.setdefault("version", m.group(1))
-        if m := p["comm"].search(msg):
-            d["nranks"], d["nnodes"], d["local_ranks"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
-            if m.group(4) is not None:
-                d["mnnvl"] = m.group(4) != "0"
-        elif m := p["init"].search(msg):
-            d.setdefault("nranks", int(m.group(1)))
-        if m := p["nvls"].search(msg):
-            avail = m.group(1) is None
-            d["nvls_available"] = avail if "nvls_available" not in d else (d["nvls_available"] and avail)
-        if m := p["channels"].search(msg):
-            d["coll_channels"] = int(m.group(1))
-            if m.group(3) is not None:
-                d["nvls_channels"] = int(m.group(3))
-        if m := p["ring"].search(msg):
-            d["ring_channels"] = max(d.get("ring_channels", 0), int(m.group(2)))
-        if m := p["network"].search(msg):
-            d.setdefault("network", m.group(1))
-        if m := p["nics"].search(msg):
-            nics = tuple(re.findall(r"\[\d+\](\S+)", m.group(1)))
-            if len(nics) > len(d["nics"]):
-                d["nics"] = nics
-            for nic in nics:
-                for layer in ("RoCE", "IB"):
-                    if f"/{layer}" in nic:
-                        d["link_layers"].add(layer)
-                        break
-        if m := p["rings"].search(msg):
-            if m.group(1) is not None:
-                d["pxn"] = d.get("pxn", False) or m.group(1) == "1"
-                gdr = m.group(2) == "1"
-                d["gdr"] = gdr if "gdr" not in d else (d["gdr"] and gdr)
-        if p["gdr_off"].search(msg):
-            d["gdr"] = False
-        for m in p["via"].finditer(msg):
-            kind = m.group(1)
-            parts = kind.split("/")
-            if parts[0] == "NET":
-                name = "NET/" + parts[1] + ("/GDRDMA" if "GDRDMA" in parts[2:] else "")
-                if "GDRDMA" in parts[2:]:
-                    d["gdr"] = d.get("gdr", True) and True
-            else:
-                name = "/".join(parts[:2]).replace(" pointer", "")
-            d["transports"].add(name)
-        if m := p["choice"].search(msg):
-            d["choices"].setdefault(int(m.group(2)), (m.group(3).upper(), m.group(4).upper()))
-        if m := p["setting"].search(msg):
-            d["settings"][m.group(1)] = m.group(2).rstrip(".")
-
-    def info(self) -> NcclInfo:
-        d = dict(self.d)
-        nets = [t for t in d["transports"] if t.startswith("NET/")]
-        if nets and "gdr" not in d:
-            d["gdr"] = any(t.endswith("/GDRDMA") for t in nets)
-        return NcclInfo(
-            version=d.get("version"), nranks=d.get("nranks"), nnodes=d.get("nnodes"),
-            local_ranks=d.get("local_ranks"), mnnvl=d.get("mnnvl"),
-            nvls_available=d.get("nvls_available"), nvls_channels=d.get("nvls_channels"),
-            coll_channels=d.get("coll_channels"), ring_channels=d.get("ring_channels"),
-            network=d.get("network"), nics=d["nics"], link_layers=tuple(sorted(d["link_layers"])),
-            gdr=d.get("gdr"), pxn=d.get("pxn"), transports=tuple(sorted(d["transports"])),
-            settings=tuple(sorted(d["settings"].items())),
-            choices=tuple((n, a, p) for n, (a, p) in sorted(d["choices"].items())), lines=d["lines"])
 
 
 _PREAMBLE = re.compile(r"^\d+\s+\d+\s+(?:" + "|".join(TYPES) + r")\b")
@@ -550,146 +425,174 @@ def parse_output(text: str) -> Output:
         raise CollectivesError("the input is empty: give the text an nccl-tests binary printed "
                                "(all_reduce_perf and the others)")
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    info = _InfoReader()
-    header: dict = {}
-    devices: list[Device] = []
-    elided = False
-    columns: tuple[str, ...] | None = None
-    unit = "us"
-    cputime = False
-    rows: list[Row] = []
-    program = named = version = None
-    library = None
-    avg = oob = None
-    settings: dict[str, str] = {}
-    gpus_flag = None
-    runs = 0
-    in_devices = False
-    hosts: set[str] = set()
-    pending: list = []              # [first line, tokens]: a row NCCL's log lines split
-    commands: list[str] = []
-
-    def flush():
-        if pending:
-            row = _row(pending[1], pending[0], columns)
-            if row is not None:
-                rows.append(row)
-            pending.clear()
-
+    reader = _Reader()
     for number, raw in enumerate(lines, start=1):
+        reader.feed(number, raw)
+    return reader.finish(lines)
+
+
+class _Reader:
+    """The state of one pass over an output's lines: each line is NCCL's log, a header
+    field, a device, the column names, a row (perhaps split by NCCL's lines), or noise."""
+
+    def __init__(self):
+        self.info = InfoReader()
+        self.header: dict = {}
+        self.devices: list[Device] = []
+        self.elided = False
+        self.columns: tuple[str, ...] | None = None
+        self.unit = "us"
+        self.cputime = False
+        self.rows: list[Row] = []
+        self.named = self.version = self.library = None
+        self.avg = self.oob = None
+        self.settings: dict[str, str] = {}
+        self.gpus_flag = None
+        self.runs = 0
+        self.in_devices = False
+        self.hosts: set[str] = set()
+        self.pending: list = []              # [first line, tokens]: a row NCCL's log lines split
+        self.commands: list[str] = []
+
+    def flush(self) -> None:
+        if self.pending:
+            row = _row(self.pending[1], self.pending[0], self.columns)
+            if row is not None:
+                self.rows.append(row)
+            self.pending.clear()
+
+    def feed(self, number: int, raw: str) -> None:
         if "NCCL INFO" in raw or "NCCL WARN" in raw:
             key = "NCCL INFO" if "NCCL INFO" in raw else "NCCL WARN"
             before, msg = raw.split(key, 1)
             if key == "NCCL INFO":
-                info.feed(msg.strip())
-            raw = _glued(before, hosts)        # nccl-tests' text before NCCL's, on one line
+                self.info.feed(msg.strip())
+            raw = _glued(before, self.hosts)        # nccl-tests' text before NCCL's, on one line
             if not raw.strip():
-                continue
+                return
         line = _strip(raw)
         if not line:
-            continue
+            return
         toks = line.split()
-        if pending:
+        if self.pending:
             if all(_NUM.match(t) or t.upper() == "N/A" for t in toks) and len(toks) <= 8:
-                pending[1].extend(toks)
-                row = _row(pending[1], pending[0], columns)
+                self.pending[1].extend(toks)
+                row = _row(self.pending[1], self.pending[0], self.columns)
                 if row is not None and row.complete:
-                    rows.append(row)
-                    pending.clear()
-                continue
-            flush()
-        if m := _INFO_PATTERNS["version"].search(line):
-            info.d.setdefault("version", m.group(1))
+                    self.rows.append(row)
+                    self.pending.clear()
+                return
+            self.flush()
+        if m := INFO_PATTERNS["version"].search(line):
+            self.info.d.setdefault("version", m.group(1))
         body = line.lstrip("#").strip()
+        if self._header_line(body) or self._table_line(body, toks, number):
+            return
+        self._other_line(line, toks, number)
+
+    def _header_line(self, body: str) -> bool:
+        """The banner, the nThread line, the device list: True when the line was one."""
         if m := re.search(r"nccl-tests version (\S+)(?: nccl-headers=\d+)? nccl-library=(\d+)", body):
-            version, library = m.group(1), int(m.group(2))
-            continue
+            self.version, self.library = m.group(1), int(m.group(2))
+            return True
         if m := re.search(r"Collective test (?:starting|concluded): (\w+)", body):
             name = m.group(1).removesuffix("_mpi").removesuffix("_perf")
-            named = named or (name if name in PROGRAMS else None)
-            continue
+            self.named = self.named or (name if name in PROGRAMS else None)
+            return True
         if re.search(r"\bnThreads? \d+ nGpus \d+", body):
-            runs += 1
+            self.runs += 1
             for key, pat in _HEADER_FIELDS.items():
                 if m := re.search(pat, body):
-                    header.setdefault(key, int(m.group(1)))
+                    self.header.setdefault(key, int(m.group(1)))
                     if key == "step":
-                        header.setdefault("step_kind", m.group(2))
-            in_devices = False
-            continue
+                        self.header.setdefault("step_kind", m.group(2))
+            self.in_devices = False
+            return True
         if body.startswith("Using devices"):
-            in_devices = True
-            continue
+            self.in_devices = True
+            return True
         if m := _RANK.search(body):
-            devices.append(Device(int(m.group(1)), None if m.group(2) is None else int(m.group(2)),
-                                  None if m.group(3) is None else int(m.group(3)), m.group(4),
-                                  int(m.group(5)), m.group(6), m.group(7)))
-            hosts.add(m.group(4))
-            continue
-        if in_devices and (body.startswith("...") or "omitted" in body or "truncated" in body.lower()):
-            elided = True
-            continue
+            self.devices.append(Device(int(m.group(1)), None if m.group(2) is None else int(m.group(2)),
+                                       None if m.group(3) is None else int(m.group(3)), m.group(4),
+                                       int(m.group(5)), m.group(6), m.group(7)))
+            self.hosts.add(m.group(4))
+            return True
+        if self.in_devices and (body.startswith("...") or "omitted" in body or "truncated" in body.lower()):
+            self.elided = True
+            return True
+        return False
+
+    def _table_line(self, body: str, toks: list[str], number: int) -> bool:
+        """The column names, the units line, the closing figures, a row: True when the line was one."""
         if (names := _column_names(body)) is not None:
-            columns = names
-            in_devices = False
-            continue
+            self.columns = names
+            self.in_devices = False
+            return True
         if body.startswith("(B)") or body.startswith("(bytes)"):
             if "(ms)" in body:
-                unit = "ms"
-            continue
+                self.unit = "ms"
+            return True
         if m := re.match(r"Out of bounds values\s*:\s*(\d+)", body):
-            oob = int(m.group(1))
-            continue
+            self.oob = int(m.group(1))
+            return True
         if m := re.match(r"Avg bus bandwidth\s*:\s*(-?[0-9.eE+-]+|nan|inf)", body):
             try:
-                avg = float(m.group(1))
+                self.avg = float(m.group(1))
             except ValueError:
-                avg = None
-            continue
-        row = _row(toks, number, columns)
+                self.avg = None
+            return True
+        row = _row(toks, number, self.columns)
         if row is not None:
             if not row.complete:
-                pending[:] = [number, toks]   # the rest may follow on later lines
+                self.pending[:] = [number, toks]   # the rest may follow on later lines
             else:
-                rows.append(row)
-            in_devices = False
-            continue
+                self.rows.append(row)
+            self.in_devices = False
+            return True
+        return False
+
+    def _other_line(self, line: str, toks: list[str], number: int) -> None:
+        """A row's start that NCCL's log cut, the command line, settings, a cputime column."""
         if _PREAMBLE.match(line) and len(toks) <= 5:
-            pending[:] = [number, toks]
-            continue
+            self.pending[:] = [number, toks]
+            return
         if m := _PROGRAM.search(line):
-            if not rows:
-                commands.append(m.group(1))
+            if not self.rows:
+                self.commands.append(m.group(1))
             if g := re.search(r"(?:^|\s)(?:-g|--ngpus)[ =](\d+)\b", line):
-                gpus_flag = int(g.group(1))
+                self.gpus_flag = int(g.group(1))
         if "NCCL_" in line:
             for m in _SETTING.finditer(line):
-                settings[m.group(1)] = m.group(2).strip("\"'")
-        if "cputime" in line.lower() and columns is None:
+                self.settings[m.group(1)] = m.group(2).strip("\"'")
+        if "cputime" in line.lower() and self.columns is None:
+            self.cputime = True
+
+    def finish(self, lines: list[str]) -> Output:
+        self.flush()
+        rows, columns = self.rows, self.columns
+        program = self.named or (self.commands[-1] if self.commands else None)
+        cputime = self.cputime
+        if columns is not None and "time" in columns and any(
+                "cputime" in _strip(x).lower() for x in lines if "busbw" in x):
             cputime = True
-    flush()
-    program = named or (commands[-1] if commands else None)
-    if columns is not None and "time" in columns and any(
-            "cputime" in _strip(x).lower() for x in lines if "busbw" in x):
-        cputime = True
-    if not rows:
-        if header or columns or devices:
+        if not rows:
+            if self.header or columns or self.devices:
+                raise CollectivesError(
+                    "the output has nccl-tests' header but no row of its table: the run stopped "
+                    "before its first size (look for an error after the header)")
             raise CollectivesError(
-                "the output has nccl-tests' header but no row of its table: the run stopped "
-                "before its first size (look for an error after the header)")
-        raise CollectivesError(
-            "no nccl-tests table found: expected rows like '  1048576  262144  float  sum  -1  "
-            "27.37  38.31  67.04  0  ...' (size, count, type, redop, root, then time, algbw, "
-            "busbw and #wrong out-of-place and in-place)")
-    unit = _time_unit(rows, unit, cputime)
-    if unit == "ms":                         # the first nccl-tests printed milliseconds
-        rows = [replace(r, out_of_place=_in_us(r.out_of_place), in_place=_in_us(r.in_place))
-                for r in rows]
-    out = Output(tuple(rows), program, version, library, header, tuple(devices), elided,
-                 columns or (), unit, cputime, avg, oob, info.info(),
-                 tuple(sorted(settings.items())), gpus_flag, max(runs, 1), None, len(lines))
-    _check_consistency(out)
-    return _with_stop(out)
+                "no nccl-tests table found: expected rows like '  1048576  262144  float  sum  -1  "
+                "27.37  38.31  67.04  0  ...' (size, count, type, redop, root, then time, algbw, "
+                "busbw and #wrong out-of-place and in-place)")
+        unit = _time_unit(rows, self.unit, cputime)
+        if unit == "ms":                         # the first nccl-tests printed milliseconds
+            rows = [replace(r, out_of_place=_in_us(r.out_of_place), in_place=_in_us(r.in_place))
+                    for r in rows]
+        out = Output(tuple(rows), program, self.version, self.library, self.header, tuple(self.devices),
+                     self.elided, columns or (), unit, cputime, self.avg, self.oob, self.info.info(),
+                     tuple(sorted(self.settings.items())), self.gpus_flag, max(self.runs, 1), None, len(lines))
+        _check_consistency(out)
+        return _with_stop(out)
 
 
 def _in_us(t: Timing | None) -> Timing | None:

@@ -120,7 +120,8 @@ from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIG
 from .scaling import draw_amdahl, draw_gpipe, draw_slowest_tail, draw_straggler_step
 from .training import draw_ddp_timeline
 from .validation import draw_measured_vs_models
-from .topology import (draw_fat_tree, draw_switch, draw_topology, draw_torus, draw_torus_summary,
+from .networks import draw_fat_tree, draw_switch, draw_topology
+from .topology import (draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
 
 __all__ = [

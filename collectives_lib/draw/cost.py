@@ -18,7 +18,7 @@ from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLO
                     STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
 from .figure import axes_for, grid, size_axis, time_axis, time_unit, topology_name
 from .layout import grid_layout
-from .topology import draw_topology
+from .networks import draw_topology
 
 
 def draw_cost_curves(curves: CostCurves, ax=None, *, reference: str | None = None):

@@ -14,7 +14,8 @@ from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES
                     NODE_EDGE_COLOR, OP_COLORS, PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
 from .figure import axes_for, blank, topology_name
 from .layout import fat_tree_layout, grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
-from .topology import draw_fat_tree, draw_switch, draw_torus, draw_torus_summary
+from .networks import draw_fat_tree, draw_switch
+from .topology import draw_torus, draw_torus_summary
 
 
 def draw_bisection(topology: Topology, side=None, ax=None):

@@ -90,7 +90,7 @@ def draw_mesh_and_switch(mesh: FullMesh, node: Switch, ax=None):
     """
     from matplotlib.collections import LineCollection
 
-    from .topology import draw_switch
+    from .networks import draw_switch
 
     if not isinstance(mesh, FullMesh) or not isinstance(node, Switch):
         raise CollectivesError(f"draw_mesh_and_switch takes a FullMesh and a Switch, got {mesh!r} and {node!r}")
