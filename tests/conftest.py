@@ -20,7 +20,7 @@ BUILD_DIR = ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 EXECUTED_DIR = BUILD_DIR / "jupyter_execute"
 BUILD_LOG = BUILD_DIR / "build.log"
-BUILD_TIMEOUT = 20 * 60  # seconds
+BUILD_TIMEOUT = 45 * 60  # seconds (a loaded two-core machine)
 
 
 def load_config() -> dict:
