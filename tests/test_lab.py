@@ -320,14 +320,17 @@ def test_chapter_links_open_a_chapter_and_the_glossary_in_jupyterlab(lab, chromi
     each opens its file (no 404 in the server's log)."""
     page = open_notebook(chromium_context, lab, CHAPTER_PATH, "links")
     try:
-        prose = page.locator(".jp-NotebookPanel .jp-MarkdownCell .jp-RenderedMarkdown")
-        page.wait_for_function("n => document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown a').length >= n",
+        # the rendered prose of a markdown cell (jupyterlab-myst renders it in its own element,
+        # not JupyterLab's .jp-RenderedMarkdown; the cell's editor holds no links)
+        prose = page.locator(".jp-NotebookPanel .jp-MarkdownCell")
+        page.wait_for_function("n => document.querySelectorAll('.jp-NotebookPanel .jp-MarkdownCell a[href]').length >= n",
                                arg=2, timeout=PAGE_TIMEOUT)
         chapter = prose.locator("a", has_text="Moving bytes").first
         _follow(page, lab, chapter, "notebooks/moving_bytes.ipynb", "the chapter link")
-        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: %s})" % json.dumps(CHAPTER_PATH))
+        page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:open', {path: %s}); }"  # (returns a widget)
+                      % json.dumps(CHAPTER_PATH))
         page.wait_for_function(f"() => ({OPEN_PATH})() === {json.dumps(CHAPTER_PATH)}", timeout=PAGE_TIMEOUT)
-        term = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell .jp-RenderedMarkdown a",
+        term = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell a[href]",
                             has_text=re.compile(r"^all-gather$")).first
         _follow(page, lab, term, "book/glossary.md", "the glossary link")
         assert not page.errors, f"JavaScript errors in JupyterLab: {page.errors}"

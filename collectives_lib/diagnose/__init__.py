@@ -24,7 +24,7 @@ so the package answers the call itself).
 >>> raw = resources.files("collectives_lib") / "data/nccl_tests/raw"
 >>> d = cl.diagnose(raw / "h100x8-nvls-allreduce-issue290.txt")
 >>> d.machine.spec, d.verdict, round(d.metrics.peak_ratio, 2)
-('dgx-h100:1', 'healthy', 0.97)
+('dgx-h100:1', 'healthy', 0.98)
 
 Introduced in the chapter *Measure it yourself*.
 """
