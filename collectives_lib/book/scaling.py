@@ -1,7 +1,8 @@
-"""Scaling at the system level: Amdahl's limit, stragglers, ridge points, MoE traffic, pipelines.
+"""Scaling at the system level: Amdahl's limit, stragglers, ridge points, MoE traffic, pipelines,
+flows hashed onto equal-cost paths.
 
-Introduced in the chapters *Why communication decides scaling* and *Depth,
-trees and the network roofline*.
+Introduced in the chapters *Why communication decides scaling*, *Depth,
+trees and the network roofline* and *Fabrics and scale-out realities* (ECMP).
 """
 
 from __future__ import annotations
@@ -304,6 +305,73 @@ def rank_timeline(schedule, topology, nbytes: float, slowdown=None) -> RankTimel
     step_times = busy.max(axis=1) if P else np.zeros(schedule.num_steps)
     start = np.concatenate([[0.0], np.cumsum(step_times)[:-1]])
     return RankTimeline(busy=busy, step_times=step_times, start=start)
+
+
+#: Most flows :func:`ecmp_max_load` enumerates (the integer partitions of 40 number 37,338).
+MAX_ECMP_FLOWS = 40
+
+
+def _check_ecmp(flows, paths) -> tuple[int, int]:
+    k = check_num_ranks(flows, what="number of flows")
+    m = check_num_ranks(paths, what="number of equal-cost paths")
+    if k > MAX_ECMP_FLOWS:
+        raise CollectivesError(f"ecmp_max_load enumerates every way {k} flows can share the paths; "
+                               f"give at most {MAX_ECMP_FLOWS} flows")
+    return k, m
+
+
+def _partitions(k: int, largest: int, parts: int):
+    """The partitions of k into at most ``parts`` parts, none above ``largest``, largest first."""
+    if k == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(k, largest), 0, -1):
+        for rest in _partitions(k - first, first, parts - 1):
+            yield (first,) + rest
+
+
+def ecmp_max_load(flows: int, paths: int) -> dict[int, float]:
+    """How many flows the busiest path carries when each of ``flows`` flows is hashed
+    onto one of ``paths`` equal-cost paths, uniformly and independently (static ECMP):
+    ``{k: probability that the busiest path carries k flows}``.
+
+    Exact: every occupancy pattern (a partition of the flows into at most ``paths``
+    parts) counted with its number of assignments, ``paths! / (paths - r)! / prod(mult!)``
+    ways to place its r parts on paths times the multinomial ``flows! / prod(part!)``,
+    over the ``paths ** flows`` equally likely assignments.
+
+    >>> ecmp_max_load(2, 2)
+    {1: 0.5, 2: 0.5}
+
+    Introduced in the chapter *Fabrics and scale-out realities*.
+    """
+    from collections import Counter
+    from math import factorial, perm, prod
+
+    k, m = _check_ecmp(flows, paths)
+    counts: dict[int, int] = {}
+    for parts in _partitions(k, k, m):
+        ways = perm(m, len(parts)) // prod(factorial(c) for c in Counter(parts).values())
+        ways *= factorial(k) // prod(factorial(p) for p in parts)
+        counts[parts[0]] = counts.get(parts[0], 0) + ways
+    total = m ** k
+    return {load: counts[load] / total for load in sorted(counts)}
+
+
+def ecmp_collision_probability(flows: int, paths: int) -> float:
+    """The probability that two or more of ``flows`` hashed flows share one of ``paths``
+    paths: ``1 - paths! / ((paths - flows)! paths**flows)`` (the birthday problem), 1 when
+    there are more flows than paths.
+
+    Introduced in the chapter *Fabrics and scale-out realities*.
+    """
+    from math import perm
+
+    k = check_num_ranks(flows, what="number of flows")
+    m = check_num_ranks(paths, what="number of equal-cost paths")
+    return 1.0 if k > m else 1.0 - perm(m, k) / m ** k
 
 
 def pipeline_bubble_fraction(stages: int, microbatches: int) -> float:

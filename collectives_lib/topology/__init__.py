@@ -12,6 +12,7 @@ class (``"ici"``, ``"nvlink"``, ``"ib"``, ``"pcie"``, ``"dcn"`` or ``"link"``).
 ``switch``      :class:`Switch`, :func:`nvswitch_node`
 ``cluster``     :class:`GpuCluster` (NVLink nodes on an InfiniBand fat tree), :func:`superpod`
 ``tpu``         :func:`tpu_slice`, :func:`tpu_pod`, :class:`TpuSystem` (hosts, PCIe, DCN)
+``leafspine``   :class:`LeafSpine` (spine switches kept apart: ECMP hashing or spraying)
 ``graph``       maximum flow and link-disjoint paths
 ``spec``        :func:`parse_topology`: ``ring:8``, ``tpu-v5e:16x16``, ``dgx-h100:16``
 ``meshview``    :func:`with_mesh`: a program's mesh axes laid row-major on a GPU preset
@@ -25,10 +26,11 @@ from .core import LINK_CLASSES, Links, Routes, Topology, check_topology
 from .spec import TOPOLOGY_HELP, parse_rate, parse_seconds, parse_topology
 from .switch import Switch, nvswitch_node
 from .torus import AXIS_NAMES, Chain, FullMesh, Ring, Torus, best_twist, mesh, torus_distances
+from .leafspine import LeafSpine
 from .meshview import MeshView, mesh_applies, with_mesh
 from .tpu import TpuSlice, TpuSystem, parse_shape, tpu_pod, tpu_slice, tpu_system
 
-__all__ = ["AXIS_NAMES", "Chain", "check_topology", "FullMesh", "GpuCluster", "LINK_CLASSES", "Links", "Ring",
+__all__ = ["AXIS_NAMES", "Chain", "check_topology", "FullMesh", "GpuCluster", "LINK_CLASSES", "LeafSpine", "Links", "Ring",
            "Routes", "Switch", "TOPOLOGY_HELP", "Topology", "Torus", "TpuSlice", "TpuSystem",
            "mesh", "nvswitch_node", "parse_rate", "parse_seconds", "parse_shape",
            "parse_topology", "superpod", "tpu_pod", "tpu_slice", "tpu_system", "best_twist",
