@@ -98,11 +98,22 @@ def _crossing(topology: Topology, part: np.ndarray, use: np.ndarray) -> tuple[fl
     return float(links.bandwidth[out].sum()), float(links.bandwidth[into].sum())
 
 
-def _crossing_each(topology: Topology, ranks: np.ndarray, use: np.ndarray) -> tuple[float, float]:
-    """The smallest bandwidth out of, and into, any single one of ``ranks``."""
+def _crossing_each(topology: Topology, ranks: np.ndarray, use: np.ndarray,
+                   like: int | None = None) -> tuple[float, float]:
+    """The smallest bandwidth out of, and into, any single one of ``ranks``.
+
+    With ``like`` (a rank whose routes ``use`` holds), each rank's own links of the
+    classes ``like`` uses count for it, whether or not ``use`` holds them: the routes
+    found are those of a few ranks, and a rank elsewhere may have slower links (a
+    straggler's, say) of the same kind."""
     links = topology.links
-    out = np.bincount(links.src[use], weights=links.bandwidth[use], minlength=topology.num_vertices)
-    into = np.bincount(links.dst[use], weights=links.bandwidth[use], minlength=topology.num_vertices)
+    if like is None:
+        mine_out = mine_in = use
+    else:
+        mine_out = use | np.isin(links.klass, np.unique(links.klass[use & (links.src == like)]))
+        mine_in = use | np.isin(links.klass, np.unique(links.klass[use & (links.dst == like)]))
+    out = np.bincount(links.src[mine_out], weights=links.bandwidth[mine_out], minlength=topology.num_vertices)
+    into = np.bincount(links.dst[mine_in], weights=links.bandwidth[mine_in], minlength=topology.num_vertices)
     return float(out[ranks].min()), float(into[ranks].min())
 
 
@@ -320,10 +331,11 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
         send, recv = _needs(coll, V, n, k, m, in_network, root_inside)
         if name == "each rank":               # the rank with the fewest links sets the bound
             # on a torus every vertex is a rank, so every rank's links are known; elsewhere
-            # the switches found are those on rank 0's routes, so rank 0 stands for all
-            who = part if isinstance(topology, Torus) else part[:1]
+            # each rank's links of the kinds rank 0's routes use count for it
             out_bw, in_bw = (_torus_each(topology, group.axes) if plain
-                             else _crossing_each(topology, who, use))
+                             else _crossing_each(topology, part, use)
+                             if isinstance(topology, Torus)
+                             else _crossing_each(topology, part, use, like=int(part[0])))
         elif plain and len(part) == 1:
             out_bw, in_bw = _torus_rank(topology, group.axes, int(part[0]))
         elif plain:

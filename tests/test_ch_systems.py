@@ -92,6 +92,23 @@ def test_slowed_divides_the_bandwidth_of_the_straggler_links_only():
     assert np.allclose(sw.links.bandwidth, 100e9)          # the original is untouched
 
 
+@pytest.mark.parametrize("make", [lambda: cl.GpuCluster("dgx-h100", num_nodes=4), lambda: cl.Switch(8, bandwidth=100e9),
+                                  lambda: cl.nvswitch_node("dgx-h100")], ids=["cluster", "switch", "dgxh100"])
+def test_a_straggler_far_from_rank_0_sets_the_bound(make):
+    """The lower bound looks at every rank's own links, not only rank 0's: a rank in
+    another node at half speed must send 2(N-1)/N V over half its links."""
+    topo = make()
+    n, V = topo.num_ranks, float(1 << 30)
+    straggler = n - 3
+    slow = scaling.slowed(topo, {straggler: 2.0})
+    links = slow.links
+    own = float(links.bandwidth[links.src == straggler].sum())
+    by_hand = 2 * (n - 1) / n * V / own
+    bound = cl.lower_bound("all_reduce", slow, V, network=False)
+    assert bound.bandwidth_time == pytest.approx(by_hand, rel=1e-9)
+    assert bound.time > cl.lower_bound("all_reduce", topo, V, network=False).time
+
+
 @pytest.mark.parametrize("topo", [cl.nvswitch_node("dgx-h100"), cl.Ring(6, bandwidth=50e9, latency=1e-6)],
                          ids=["dgxh100", "ring6"])
 def test_rank_timeline_step_times_match_the_simulator(topo):
