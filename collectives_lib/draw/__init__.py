@@ -71,7 +71,8 @@ The package, by concern (every name above is also ``cl.draw.<name>``):
 * :mod:`~collectives_lib.draw.crossover` -- algorithms against message size, the fastest per size;
 * :mod:`~collectives_lib.draw.training` -- a training step in time (DDP's bucketed backward pass);
 * :mod:`~collectives_lib.draw.scaling` -- Amdahl's law, the slowest of n chips, GPipe, a straggler;
-* :mod:`~collectives_lib.draw.validation` -- published nccl-tests runs against the two models.
+* :mod:`~collectives_lib.draw.validation` -- published nccl-tests runs against the two models, and
+  the busbw NCCL's model predicts beside its lower bound.
 * :mod:`~collectives_lib.draw.latency` -- a transfer's front hop by hop, and the latency share;
 * :mod:`~collectives_lib.draw.all_gather` -- the all-gather explorer;
 * :mod:`~collectives_lib.draw.reduce_scatter` -- the one-axis reduce-scatter explorer and step-time bars;
@@ -119,7 +120,7 @@ from .style import (ALGORITHM_STYLES, DPI, EMPTY_COLOR, FAINT_COLOR, FIGURE_HEIG
                     color_for, rank_color, rank_colors, rank_hatch)
 from .scaling import draw_amdahl, draw_gpipe, draw_slowest_tail, draw_straggler_step
 from .training import draw_ddp_timeline
-from .validation import draw_measured_vs_models
+from .validation import draw_busbw_prediction, draw_measured_vs_models
 from .networks import draw_fat_tree, draw_switch, draw_topology
 from .topology import (draw_torus, draw_torus_summary,
                        draw_slice_in_pod, draw_tpu_system)
@@ -137,7 +138,7 @@ __all__ = [
     "draw_message_time", "draw_ring_time", "draw_ring_bytes", "draw_tree_all_reduce",
     "draw_hierarchical_all_reduce", "draw_in_network_all_reduce", "draw_pcie_tree", "draw_mesh_and_switch",
     "sharp_stream_animation", "in_flight_states", "draw_algorithm_sweep", "draw_paired_times", "draw_cut_sweep",
-    "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models",
+    "draw_size_crossover", "draw_ddp_timeline", "draw_measured_vs_models", "draw_busbw_prediction",
     "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
     "ALL_GATHER_KINDS",
     "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",

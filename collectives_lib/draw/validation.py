@@ -87,3 +87,78 @@ def draw_measured_vs_models(collective, num_ranks: int, sizes, measured, nccl=No
            f"link model as a dashed line" + (f"; the NCCL model's median error is {err:+.0%}" if err is not None
                                              else ""))
     return {"measured": m, "models": models, "median_error": err, "figure": fig, "axes": ax, "alt": alt}
+
+
+def _times(name: str, values, shape) -> np.ndarray:
+    t = np.asarray(values, dtype=float)
+    if t.shape != shape or not np.all(np.isfinite(t)) or not np.all(t > 0):
+        raise CollectivesError(f"{name} must hold one positive time (s) per size ({shape[0]})")
+    return t
+
+
+def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *, picks=None,
+                          measured=None, title: str = "", ax=None):
+    """What nccl-tests should print for ``collective`` on ``num_ranks`` GPUs: the bus
+    bandwidth NCCL's model predicts against message size (a solid line, with one marker
+    per size coloured by what the model expects NCCL to run there, ``picks``, e.g.
+    ``"NVLS/SIMPLE"``), the bus bandwidth of the lower bound on the time (dashed: no
+    algorithm of that kind gets above it) and, optionally, measured times (black points).
+
+    ``sizes`` in bytes (nccl-tests' convention); ``predicted``, ``bound`` and ``measured``
+    are times in seconds at those sizes; busbw is ``size / time`` times the collective's
+    factor. Drawn into one of several panels (``ax`` of a figure with more axes), it
+    takes fewer size ticks and a one-column legend. Introduced in the chapter
+    *Running and reading NCCL*.
+
+    Returns ``{"model": Line2D, "bound": Line2D, "measured": Line2D or None, "picks":
+    {label: PathCollection}, "figure", "axes", "alt"}``.
+    """
+    coll = Collective(collective)
+    if isinstance(num_ranks, bool) or int(num_ranks) != num_ranks or num_ranks < 2:
+        raise CollectivesError(f"num_ranks must be a whole number >= 2, got {num_ranks!r}")
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.ndim != 1 or sizes.size < 2 or not np.all(sizes > 0):
+        raise CollectivesError(f"sizes must be at least two positive sizes in bytes, got {sizes.size}")
+    factor = coll.busbw_factor(int(num_ranks))
+    bus = {k: sizes / _times(k, v, sizes.shape) * factor / 1e9
+           for k, v in (("predicted", predicted), ("bound", bound), ("measured", measured)) if v is not None}
+    if picks is not None and len(picks) != sizes.size:
+        raise CollectivesError(f"picks must name one algorithm per size ({sizes.size}), got {len(picks)}")
+    if ax is None:
+        fig, ax = new_figure(height=3.4, pyplot=False)
+    else:
+        fig = ax.figure
+    color, _, _ = ALGORITHM_STYLES[0]
+    model = ax.plot(sizes, bus["predicted"], "-", color=color, lw=1.6, label="NCCL's model", zorder=2)[0]
+    lower = ax.plot(sizes, bus["bound"], "--", color=MUTED_COLOR, lw=1.3,
+                    label="lower bound, as busbw", zorder=1)[0]
+    marks = {}
+    for i, label in enumerate(dict.fromkeys(picks or ())):
+        at = np.array([p == label for p in picks])
+        c, _, marker = ALGORITHM_STYLES[(i + 1) % len(ALGORITHM_STYLES)]
+        marks[label] = ax.scatter(sizes[at], bus["predicted"][at], s=18, marker=marker, color=c, zorder=3,
+                                  label=f"expects {label}")
+    meas = None
+    if "measured" in bus:
+        meas = ax.plot(sizes, bus["measured"], "o", color=TEXT_COLOR, ms=3.5, label="measured (nccl-tests)",
+                       zorder=4)[0]
+    wide = len(fig.axes) == 1                       # one panel across the page, or one of several
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    lo, hi = int(np.floor(np.log2(sizes[0]))), int(np.ceil(np.log2(sizes[-1])))
+    most = 8 if wide else 4
+    step = max(1, (hi - lo + most - 1) // most)
+    ticks = [2.0**k for k in range(lo, hi + 1, step)]
+    ax.set_xticks(ticks, [format_bytes(t, binary=True) for t in ticks])
+    ax.set_ylim(0, max(float(np.max(v)) for v in bus.values()) * (1.5 if wide else 1.7))   # room for the legend
+    label_axes(ax, title or f"{coll.value.replace('_', '-')}, {int(num_ranks)} GPUs (NCCL's model)",
+               "message size (nccl-tests' convention)", "bus bandwidth (GB/s)", tick_role="tick")
+    grid(ax)
+    legend(ax, loc="upper left", ncol=2 if wide else 1)
+    peak = float(bus["predicted"][-1])
+    alt = (f"Bus bandwidth against message size for {coll.value} on {int(num_ranks)} GPUs: NCCL's model "
+           f"rises to {peak:.0f} GB/s at the largest size, under the dashed busbw of the lower bound"
+           + ("; measured points lie along it" if meas is not None else "")
+           + (f"; markers say what NCCL runs: {', '.join(marks)}" if marks else ""))
+    return {"model": model, "bound": lower, "measured": meas, "picks": marks, "figure": fig, "axes": ax,
+            "alt": alt}
