@@ -26,7 +26,7 @@ so the package answers the call itself).
 >>> d.machine.spec, d.verdict, round(d.metrics.peak_ratio, 2)
 ('dgx-h100:1', 'healthy', 0.98)
 
-Introduced in the chapter *Measure it yourself*.
+Introduced in the chapter *Running and reading NCCL*.
 """
 
 from __future__ import annotations

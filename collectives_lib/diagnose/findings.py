@@ -45,7 +45,7 @@ log), a high floor, a sweep that stops before the plateau, a run faster
 than the model (the model's limit, not a fault) and ``#wrong`` other than 0
 (the data were corrupted: always ``degraded``).
 
-Introduced in the chapter *Measure it yourself*.
+Introduced in the chapter *Running and reading NCCL*.
 """
 
 from __future__ import annotations

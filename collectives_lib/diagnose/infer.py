@@ -26,7 +26,7 @@ the diagnosis ``unknown``.
 >>> m.spec, m.collective.value, m.ranks
 ('dgx-h100:1 (2 of its 8 GPUs)', 'all_reduce', 2)
 
-Introduced in the chapter *Measure it yourself*.
+Introduced in the chapter *Running and reading NCCL*.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What ``NCCL_DEBUG=INFO`` lines in an nccl-tests output say: NCCL's version, its rings,
 trees and channels, NVLS, the network and the algorithm it ran per size.
 
-Introduced with the ``diagnose`` verb (chapter *Measure it yourself*).
+Introduced with the ``diagnose`` verb (chapter *Running and reading NCCL*).
 """
 
 from __future__ import annotations

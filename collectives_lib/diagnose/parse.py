@@ -47,7 +47,7 @@ names another rank count than a whole ``# Using devices`` list.
 >>> out.rows[0].nbytes, out.rows[0].out_of_place.busbw, out.ranks_from_table()
 (134217728, 382.99, (8, 8))
 
-Introduced in the chapter *Measure it yourself*.
+Introduced in the chapter *Running and reading NCCL*.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ in-place time, algbw, busbw, ``#wrong``) and adds four: the time and busbw
 NCCL's model expects, ``ratio`` (measured over expected time: above 1 the
 run is slower) and the algorithm and protocol the model expects NCCL to run.
 
-Introduced in the chapter *Measure it yourself*.
+Introduced in the chapter *Running and reading NCCL*.
 """
 
 from __future__ import annotations
