@@ -107,19 +107,36 @@ def time_flows(topology: Topology, flows, *, overhead: float = 0.0):
 # Crossovers, peaks and fits
 # ---------------------------------------------------------------------------
 
-def crossover(sizes: np.ndarray, times_a: np.ndarray, times_b: np.ndarray) -> float | None:
-    """The size where algorithm a stops being faster than b (or the other way),
-    interpolated on log-log axes; None if they never cross in ``sizes``."""
+def crossovers(sizes: np.ndarray, times_a: np.ndarray, times_b: np.ndarray) -> list[float]:
+    """Every size where algorithms a and b swap places, in increasing order, each
+    interpolated on log-log axes between the two sizes around it; empty if they
+    never cross in ``sizes``. Curves whose protocols switch can cross more than once.
+
+    Introduced in the chapter *Depth, trees and the network roofline*.
+    """
     sizes = np.asarray(sizes, dtype=float)
-    d = np.log(np.asarray(times_a, dtype=float)) - np.log(np.asarray(times_b, dtype=float))
+    ta, tb = np.asarray(times_a, dtype=float), np.asarray(times_b, dtype=float)
+    if sizes.ndim != 1 or ta.shape != sizes.shape or tb.shape != sizes.shape:
+        raise CollectivesError(f"sizes and both time curves must be 1-D of one length, got shapes "
+                               f"{sizes.shape}, {ta.shape} and {tb.shape}")
+    if np.any(sizes <= 0) or np.any(ta <= 0) or np.any(tb <= 0):
+        raise CollectivesError("sizes and times must all be positive")
+    d = np.log(ta) - np.log(tb)
     sign = np.sign(d)
-    idx = np.nonzero(sign[:-1] * sign[1:] < 0)[0]
-    if not len(idx):
-        return None
-    i = int(idx[0])
-    x0, x1 = np.log(sizes[i]), np.log(sizes[i + 1])
-    t = d[i] / (d[i] - d[i + 1])
-    return float(np.exp(x0 + t * (x1 - x0)))
+    out = []
+    for i in np.nonzero(sign[:-1] * sign[1:] < 0)[0]:
+        x0, x1 = np.log(sizes[i]), np.log(sizes[i + 1])
+        t = d[i] / (d[i] - d[i + 1])
+        out.append(float(np.exp(x0 + t * (x1 - x0))))
+    return out
+
+
+def crossover(sizes: np.ndarray, times_a: np.ndarray, times_b: np.ndarray) -> float | None:
+    """The first size where algorithm a stops being faster than b (or the other way),
+    interpolated on log-log axes; None if they never cross in ``sizes``
+    (:func:`crossovers` gives every one)."""
+    found = crossovers(sizes, times_a, times_b)
+    return found[0] if found else None
 
 
 def algorithm_crossover(collective, topology: Topology, algorithm_a: str, algorithm_b: str, *,

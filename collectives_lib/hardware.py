@@ -8,7 +8,7 @@ Bandwidths are bytes per second and **one-way** (per direction) unless a name
 says ``bidirectional``; latencies are seconds; compute is FLOP/s (dense).
 
 Where sources disagree we follow the Scaling Book (Austin et al., *How to Scale
-Your Model*), as the seed post does, and record the disagreement in ``note``.
+Your Model*), as the book's source material does, and record the disagreement in ``note``.
 
 Introduced in the chapter *Moving bytes* and used throughout.
 """
@@ -41,12 +41,22 @@ SOURCES: dict[str, tuple[str, str]] = {
                "https://cloud.google.com/tpu/docs/v4"),
     "gcp-arch": ("Google Cloud, TPU system architecture (v2 and v3 pods)",
                  "https://cloud.google.com/tpu/docs/system-architecture-tpu-vm"),
-    "seed-post": ("Seed post: TPU and GPU cluster topologies and collectives "
-                  "(the book's source material)", ""),
-    "seed-lesson": ("Seed lesson: the interconnect ladder and the ring all-reduce "
-                    "(the book's source material)", ""),
-    "seed-thread": ("Seed thread: the communication hierarchy, stragglers and "
-                    "reduction depth (the book's source material)", ""),
+    "source-post": ("Blog post: TPU and GPU cluster topologies and collectives "
+                    "(the book's source material; not public)", ""),
+    "source-lesson": ("Course material: the interconnect ladder and the ring all-reduce "
+                      "(the book's source material; not public)", ""),
+    "source-thread": ("X thread: the communication hierarchy, stragglers and "
+                      "reduction depth (the book's source material; not public)", ""),
+    "estimate": ("This book's estimate, not a published figure: the figure's note gives "
+                 "the reasoning and the public numbers it rests on", ""),
+    "nv-mma4z00": ("NVIDIA MMA4Z00-NS-T 800 Gb/s twin-port OSFP multimode transceiver "
+                   "(50 m): 15 W in every configuration",
+                   "https://docs.nvidia.com/networking/display/800gmma4z00nst/overview"),
+    "nv-dgxc-bench": ("NVIDIA dgxc-benchmarking, NCCL: nccl-tests all_reduce_perf on a DGX H100 "
+                      "(the published run collectives_lib/data/nccl_tests/"
+                      "dgxh100x8-nvls-allreduce-dgxc-bench.csv)",
+                      "https://github.com/NVIDIA/dgxc-benchmarking/blob/"
+                      "8e77d607c06f8c8603568ba7e49e65f8ff88c1b8/nccl/README.md"),
     "nv-h100": ("NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
                 "https://www.nvidia.com/en-us/data-center/h100/"),
     "nv-a100": ("NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)",
@@ -216,7 +226,7 @@ def _f(value: float, unit: str, source: str, note: str = "") -> Figure:
 
 ICI_HOP_LATENCY = _f(1e-6, "s", "scaling-book",
                      "about 1 µs per ICI hop (the Scaling Book's worked example; "
-                     "the seed post uses the same figure)")
+                     "the book's source material uses the same figure)")
 
 
 @dataclass(frozen=True)
@@ -300,7 +310,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         name="v5e", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
         host_shape=(2, 4), wrap_rule="axis-16",
         ici_bandwidth=_f(4.5e10, "B/s", "scaling-book",
-                         "the seed post quotes the same 45 GB/s; Google's page "
+                         "the book's source material quotes the same 45 GB/s; Google's page "
                          "gives 400 GB/s bidirectional per chip over 4 ports, "
                          "i.e. 5e10 one-way, which a later Scaling Book revision "
                          "also uses"),
@@ -764,12 +774,12 @@ PEAK_FLOPS: dict[str, dict[str, Figure]] = {
 # ---------------------------------------------------------------------------
 
 NVLINK_GENERATIONS: dict[str, Figure] = {
-    # bidirectional per GPU, as the seed lesson and NVIDIA quote them
+    # bidirectional per GPU, as NVIDIA quotes them
     "A100 (NVLink 3)": _f(600e9, "B/s bidirectional", "nv-a100"),
     "H100 (NVLink 4)": _f(900e9, "B/s bidirectional", "nv-h100"),
     "Blackwell (NVLink 5)": _f(1.8e12, "B/s bidirectional", "nv-nvlink"),
     "Rubin (NVLink 6)": _f(3.6e12, "B/s bidirectional", "nv-rubin",
-                           "the seed thread: NVLink 6 doubles NVLink 5"),
+                           "NVLink 6 doubles NVLink 5's 1.8 TB/s per GPU"),
 }
 
 # Direct links per GPU: a GPU's NVLink bandwidth is split over this many links.
@@ -786,10 +796,10 @@ NVLINK_LINKS_PER_GPU: dict[str, Figure] = {
 LADDER: dict[str, Figure] = {
     # name -> bandwidth between two endpoints of that tier, one way
     "on-die (between compute units)": _f(
-        2e13, "B/s", "seed-thread",
-        "the thread says 'tens of TB/s'; 20 TB/s stands for that order of "
-        "magnitude (the Scaling Book puts TPU VMEM->MXU at about 22x HBM, "
-        "1.8e13 B/s on v5e)"),
+        2e13, "B/s", "estimate",
+        "an order of magnitude, not a measured rung: the one public figure for on-chip "
+        "bandwidth to the compute units is the Scaling Book's TPU v5e VMEM to MXU, about "
+        "22 times its 8.1e11 B/s HBM, 1.8e13 B/s; 2e13 B/s stands for 'tens of TB/s'"),
     "die-to-die (Blackwell NV-HBI)": _f(1e13, "B/s", "nv-b200-d2d"),
     "HBM (B200)": _f(8e12, "B/s", "nv-b200"),
     "HBM (H100)": _f(3.35e12, "B/s", "nv-h100"),
@@ -797,14 +807,14 @@ LADDER: dict[str, Figure] = {
     "NVLink 4 (per GPU, one way)": _f(450e9, "B/s", "nv-h100"),
     "ICI (TPU v5e, per link, one way)": TPU_GENERATIONS["v5e"].ici_bandwidth,
     "PCIe Gen5 x16 (one way)": _f(64e9, "B/s", "pcie5",
-                                  "the seed lesson's 'about 64 GB/s each way'"),
+                                  "32 GT/s x 16 lanes, 128b/130b: about 63 GB/s each way"),
     "InfiniBand XDR (800 Gb/s NIC)": _f(100e9, "B/s", "ib-xdr"),
     "InfiniBand NDR (400 Gb/s NIC)": _f(50e9, "B/s", "ib-ndr"),
     "PCIe (TPU v5e host link)": TPU_GENERATIONS["v5e"].pcie_bandwidth,
     "DCN (TPU v5e, per chip)": TPU_GENERATIONS["v5e"].dcn_bandwidth,
 }
 
-# Tiers of the seed thread's hierarchy for one GPU generation (Blackwell), in order.
+# Tiers of the communication hierarchy for one GPU generation (Blackwell), in order.
 BLACKWELL_HIERARCHY: tuple[tuple[str, str], ...] = (
     ("same die", "on-die (between compute units)"),
     ("same package", "die-to-die (Blackwell NV-HBI)"),
@@ -824,19 +834,28 @@ MEASURED: dict[str, Figure] = {
     "h100-nvls-allreduce-algbw": _f(275e9, "B/s", "nccl-tests-212"),
     "sharp-practical-speedup": _f(1.3, "x", "nccl-1442",
                                   "about 30% over ring all-reduce in practice"),
-    "tpu-near-peak-message": _f(10e6, "B", "seed-post",
+    "tpu-near-peak-message": _f(10e6, "B", "source-post",
                                 "TPU collectives reach near-peak bandwidth around 10 MB"),
-    "h100-near-peak-message": _f(1e9, "B", "seed-post",
-                                 "NCCL all-reduce on 8x H100 comes near its peak bus "
-                                 "bandwidth only around 1 GB, still ramping at multi-GB "
-                                 "sizes in older measurements and dropping noticeably "
-                                 "below about 100 MB (introduced in the chapter GPU "
+    "h100-near-peak-message": _f(1e9, "B", "nv-dgxc-bench",
+                                 "NCCL all-reduce on a DGX H100 reaches 95% of its largest "
+                                 "measured busbw at 1.07 GB (2^30 B), 90% at 537 MB and 80% "
+                                 "at 134 MB in NVIDIA's published run; nccl-tests issue 290 "
+                                 "shows the same steps (introduced in the chapter GPU "
                                  "collectives within the node)"),
 }
 
-NVL72_SPINE_COPPER_CABLES = _f(5184, "cables", "seed-thread")
-NVL72_SPINE_OPTICS_POWER = _f(20e3, "W", "seed-thread",
-                              "transceiver power the same links would burn as optics")
+#: Power of one 800 Gb/s short-reach optical transceiver (one end of a link).
+OPTICAL_TRANSCEIVER_800G_POWER = _f(15, "W", "nv-mma4z00",
+                                    "an 800 Gb/s twin-port OSFP multimode module, 50 m reach")
+#: The NVL72 NVLink spine: one copper pair per 200 Gb/s lane and direction, 18 NVLink 5
+#: links of 2 lanes each way per GPU (72 GPUs).
+NVL72_SPINE_COPPER_CABLES = _f(72 * 18 * 2 * 2, "cables", "estimate",
+                               "72 GPUs x 18 NVLink 5 links x 2 lanes of 200 Gb/s x 2 directions")
+NVL72_SPINE_OPTICS_POWER = _f(72 * (900e9 * 8 / 800e9) * 2 * float(OPTICAL_TRANSCEIVER_800G_POWER),
+                              "W", "estimate",
+                              "the spine in optics: 72 GPUs x 900 GB/s each way = 9 links of "
+                              "800 Gb/s per GPU, an 800 Gb/s transceiver of 15 W (NVIDIA "
+                              "MMA4Z00-NS-T) at each end of each link")
 
 
 #: InfiniBand switches of the 4-SU, 128-node DGX SuperPOD compute fabric (the reference
@@ -882,6 +901,7 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"ladder.{key}", value))
     for key, value in MEASURED.items():
         out.append((f"measured.{key}", value))
+    out.append(("optics.transceiver_800g_power", OPTICAL_TRANSCEIVER_800G_POWER))
     out.append(("nvl72.spine_copper_cables", NVL72_SPINE_COPPER_CABLES))
     out.append(("nvl72.spine_optics_power", NVL72_SPINE_OPTICS_POWER))
     out.append(("superpod.leaf_switches", SUPERPOD_LEAF_SWITCHES))

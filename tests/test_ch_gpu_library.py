@@ -83,7 +83,7 @@ def test_collective_costs_reports_inapplicable_algorithms_as_errors():
 
 def test_gpu_near_peak_message_is_sourced():
     fig = cl.hardware.MEASURED["h100-near-peak-message"]
-    assert float(fig) == 1e9 and fig.source == "seed-post"
+    assert float(fig) == 1e9 and fig.source == "nv-dgxc-bench"
     assert float(fig) > float(cl.hardware.MEASURED["tpu-near-peak-message"])
 
 

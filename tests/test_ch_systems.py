@@ -238,6 +238,34 @@ def test_nccl_ll_cap_halves_from_two_to_three_nodes():
     assert cl.nccl.tuner.bandwidth("AllReduce", "RING", "LL", three) == pytest.approx(20.4 * 24 / 46, rel=1e-5)
 
 
+def test_crossovers_finds_every_swap_and_crossover_the_first():
+    sizes = np.array([1.0, 10.0, 100.0, 1000.0, 1e4])
+    a = np.array([1.0, 3.0, 3.0, 30.0, 30.0])
+    b = np.array([2.0, 2.0, 4.0, 20.0, 40.0])          # a ahead, behind, ahead, behind, ahead
+    found = cl.analysis.crossovers(sizes, a, b)
+    assert len(found) == 4 and all(x < y for x, y in zip(found, found[1:]))
+    assert all(s0 < x < s1 for x, s0, s1 in zip(found, sizes, sizes[1:]))
+    assert cl.analysis.crossover(sizes, a, b) == found[0]
+    assert cl.analysis.crossovers(sizes, a, 2 * a) == [] and cl.analysis.crossover(sizes, a, 2 * a) is None
+
+
+@pytest.mark.parametrize("bad", [dict(times_a=[1.0, 2.0]), dict(times_b=[1.0, 0.0, 1.0])])
+def test_crossovers_refuses_mismatched_or_non_positive_curves(bad):
+    args = dict(sizes=[1.0, 10.0, 100.0], times_a=[1.0, 2.0, 3.0], times_b=[2.0, 2.0, 2.0]) | bad
+    with pytest.raises(cl.CollectivesError):
+        cl.analysis.crossovers(**args)
+
+
+def test_forced_tree_and_ring_cross_three_times_on_two_nodes():
+    """depth_trees_roofline: on 2 DGX H100 nodes the forced curves (NCCL's model, the times
+    nccl-tests would measure) swap places three times, as each algorithm changes protocol."""
+    topo = cl.GpuCluster("dgx-h100", 2)
+    sizes = [int(s) for s in np.geomspace(1e3, 1e10, 40)]
+    t = {a: [e.time for e in cl.models.sweep("all_reduce", topo, sizes, a, model="nccl")] for a in ("tree", "ring")}
+    found = cl.analysis.crossovers(sizes, t["tree"], t["ring"])
+    assert len(found) == 3 and 1e5 < found[0] < found[-1] < 1e7
+
+
 # --- ZeRO and DDP buckets -----------------------------------------------------------
 
 def test_zero_stages_send_ddp_bytes_except_stage_three():

@@ -33,7 +33,7 @@ def draw_size_crossover(sizes: Sequence[float], curves: Mapping[str, Sequence[fl
     ``curves`` maps an algorithm's name to its times (seconds) at ``sizes``
     (bytes, increasing). A marker on every curve shows ``size``; the band along
     the bottom is coloured by the fastest algorithm at each size; ``crossover``
-    (bytes, or None) is drawn as a dotted line labelled ``crossover_label``.
+    (bytes, a sequence of them, or None) is drawn as dotted lines labelled ``crossover_label``.
     ``styles`` maps names to ``(colour, linestyle, marker)`` (default: the
     book's :data:`ALGORITHM_STYLES` in order). The title (``title``, with the
     fastest algorithm at ``size`` appended) should name the model the times
@@ -71,10 +71,14 @@ def draw_size_crossover(sizes: Sequence[float], curves: Mapping[str, Sequence[fl
     edges = np.concatenate([[sizes[0]], edges, [sizes[-1]]])
     for j in range(len(sizes)):
         ax.axvspan(edges[j], edges[j + 1], ymin=0, ymax=0.04, color=styles[names[best[j]]][0], lw=0)
-    if crossover is not None:
-        ax.axvline(crossover, color=MUTED_COLOR, ls=":", lw=1)
-        ax.text(crossover, 0.93, f" {crossover_label} at {format_bytes(crossover)}",
-                transform=ax.get_xaxis_transform(), size=FONT["annotation"])
+    marks = [] if crossover is None else [float(x) for x in np.atleast_1d(crossover)]
+    for j, x in enumerate(marks):
+        ax.axvline(x, color=MUTED_COLOR, ls=":", lw=1)
+        label = f" {crossover_label} at {format_bytes(x)}" if len(marks) == 1 else f" {j + 1}"
+        ax.text(x, 0.93, label, transform=ax.get_xaxis_transform(), size=FONT["annotation"])
+    if len(marks) > 1:
+        ax.text(0.99, 0.93, f"{crossover_label} at " + ", ".join(format_bytes(x) for x in marks),
+                transform=ax.transAxes, ha="right", size=FONT["annotation"])
     at_size = {k: _at(sizes, t, size) for k, t in times.items()}
     pick = min(at_size, key=at_size.get)
     ax.set(xscale="log", yscale="log", xlim=(sizes[0], sizes[-1]))

@@ -37,6 +37,7 @@ The modules, by concern:
 ``calibration``    :class:`Calibration`, :func:`calibrate`, :func:`calibration_sizes`
 ``results``        :class:`RunResult`, :func:`format_table`, :func:`parse_table`
 ``runner``         :func:`run`, :func:`run_collective`, :func:`run_in_place` (under an mpiexec)
+``reference``      :func:`reference`: recorded runs shipped with the library, medians over repeats
 =================  ===========================================================
 
 Importing this package does not import mpi4py: only the MPI processes do.
@@ -53,6 +54,7 @@ from .errors import MPIRunError, MPIUnavailable
 from .guard import MAX_TIMEOUT, DeadlineExceeded, RunGuard, Stopped, check_timeout, guarded
 from .launch import (INSTALL_HINT, MAX_PROCESSES, available, check_mpi4py, check_processes, cores,
                      find_mpiexec, process_cap, under_mpiexec)
+from .reference import REFERENCES, Reference, reference
 from .results import COMPACT_COLUMNS, TABLE_COLUMNS, RunResult, format_table, parse_table
 from .runner import run, run_collective, run_in_place, serve_file, world
 from .schedules import MPI_NAMES, load_schedule, save_schedule, schedule_from_dict, schedule_to_dict, validate
@@ -63,7 +65,7 @@ __all__ = [
     "run_in_place", "world", "serve_file",
     # results
     "RunResult", "Calibration", "format_table", "parse_table", "TABLE_COLUMNS", "COMPACT_COLUMNS",
-    "calibration_sizes", "CALIBRATION_SIZES",
+    "calibration_sizes", "CALIBRATION_SIZES", "reference", "Reference", "REFERENCES",
     # schedules and buffers
     "save_schedule", "load_schedule", "validate", "schedule_to_dict", "schedule_from_dict", "MPI_NAMES",
     "Layout", "DTYPES", "input_values", "held_slots", "initial_buffer", "expected_buffer", "rounded_size",
