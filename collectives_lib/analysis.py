@@ -427,8 +427,10 @@ def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather
     Each size is rounded to the nearest size the schedule can split evenly
     (``Schedule.round_size``), and the row says which size was used. ``nbytes``
     is the book's V for every collective (see the notation page): for
-    all-to-all, the total over all ranks. A collective that does not apply to
-    the topology gets a row with ``"error"`` set instead of times.
+    all-to-all, the total over all ranks, so each rank's buffer (nccl-tests'
+    size, the row's ``"rank_nbytes"``) is ``V / N``; the row's algbw and busbw
+    are nccl-tests' figures for that buffer. A collective that does not apply
+    to the topology gets a row with ``"error"`` set instead of times.
 
     Introduced in the chapter *GPU collectives across nodes* (the closing table).
     """
@@ -440,13 +442,16 @@ def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather
             probe = build_named(coll, topology, timing.choose(coll, topology, int(nbytes), axes=axes)[0]
                                 if name == "auto" else name, axes)
             size = probe.round_size(int(nbytes))
-            e = estimate(coll, topology, size, name, axes=axes, model="ideal", overhead=overhead)
+            pairs = probe.collective.layout == "pairs"          # all-to-all: V over all ranks
+            per_rank = probe.round_size(max(1, size // probe.group_size)) if pairs else size
+            e = estimate(coll, topology, per_rank, name, axes=axes, model="ideal", overhead=overhead)
         except CollectivesError as exc:
             rows.append({"collective": coll, "algorithm": None, "error": str(exc)})
             continue
         rows.append({"collective": coll, "algorithm": e.algorithm,
                      "reason": "chosen by the caller" if name != "auto" else e.reason,
-                     "nbytes": e.nbytes, "group_size": e.group_size, "steps": e.num_steps,
+                     "nbytes": e.nbytes * (e.group_size if pairs else 1), "rank_nbytes": e.nbytes,
+                     "group_size": e.group_size, "steps": e.num_steps,
                      "time": e.time, "algbw": e.algbw, "busbw": e.busbw,
                      "bottleneck": e.bottleneck, "error": None})
     return rows

@@ -70,6 +70,15 @@ def test_collective_costs_rows_meet_the_closed_forms_on_a_ring():
     assert rows["all_reduce"]["time"] == pytest.approx(2 * cl.costs.bidirectional_ring_all_gather(
         8, rows["all_reduce"]["nbytes"], W, a))
     assert ag["algbw"] == pytest.approx(ag["nbytes"] / ag["time"])
+    a2a = rows["all_to_all"]                 # V is the whole array: each rank holds V / 8
+    assert a2a["nbytes"] == 10**9 and a2a["rank_nbytes"] == 10**9 // 8
+    assert a2a["time"] == pytest.approx(cl.costs.bidirectional_ring_all_to_all(8, 10**9, W, a))
+    assert a2a["algbw"] == pytest.approx(a2a["rank_nbytes"] / a2a["time"])   # nccl-tests' figure
+
+
+def test_collective_costs_rounds_a_tiny_all_to_all_up_to_a_byte_per_pair():
+    row = cl.analysis.collective_costs(cl.Ring(8, bandwidth=45e9), 4, ["all_to_all"])[0]
+    assert row["rank_nbytes"] * 8 == row["nbytes"] and row["nbytes"] >= 8 * 8 and row["error"] is None
 
 
 def test_collective_costs_reports_inapplicable_algorithms_as_errors():

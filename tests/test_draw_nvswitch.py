@@ -11,6 +11,7 @@ import pytest
 import collectives_lib as cl
 from collectives_lib import draw
 from collectives_lib.builders.innetwork import sharp_all_reduce_streamed
+from collectives_lib.draw.layout import schedule_layout
 
 NODE = cl.nvswitch_node("dgx-h100")
 
@@ -46,17 +47,48 @@ def test_sharp_stream_player_has_a_frame_per_step_and_refuses_big_switches():
         draw.sharp_stream_animation(cl.nvswitch_node("gb200-nvl72"))
 
 
-def test_ring_on_a_switch_goes_through_it():
+def _ends(art):
+    """(start, end) points of every arrow drawn."""
+    return [(p.vertices[0], p.vertices[-1]) for p in art["arrows"].get_paths()]
+
+
+def _nearest(point, positions):
+    return int(np.argmin(np.hypot(*(positions - point).T)))
+
+
+@pytest.mark.parametrize("algorithm, collective", [("ring", "all_reduce"), ("recursive_doubling", "all_gather"),
+                                                   ("recursive_halving", "reduce_scatter")])
+def test_switch_arrows_join_each_sender_to_its_receiver(algorithm, collective):
+    s = cl.build(collective, NODE, algorithm)
+    pos = schedule_layout(s, NODE).positions[:8]
+    for step in range(s.num_steps):
+        art = draw.draw_transfers(s, step, NODE)
+        t = s.steps[step].traffic
+        drawn = [(_nearest(a, pos), _nearest(b, pos)) for a, b in _ends(art)]
+        assert drawn == list(zip(t.src.tolist(), t.dst.tolist()))
+        assert "sender to its receiver" in art["alt"]
+
+
+def test_recursive_doubling_steps_look_different_on_a_switch():
+    s = cl.build("all_gather", NODE, "recursive_doubling")
+    shapes = [np.round(np.concatenate([p.vertices for p in draw.draw_transfers(s, k, NODE)["arrows"].get_paths()]), 3)
+              for k in range(s.num_steps)]
+    assert not np.array_equal(shapes[0], shapes[1]) and not np.array_equal(shapes[1], shapes[2])
+    # partners 1, 2 and 4 apart: the arrows get longer step by step
+    def mean_length(k):
+        return np.mean([np.hypot(*(b - a)) for a, b in _ends(draw.draw_transfers(s, k, NODE))])
+    lengths = [mean_length(k) for k in range(3)]
+    assert lengths[0] < lengths[1] < lengths[2]
+
+
+def test_switch_arrows_name_the_blocks_they_carry():
+    s = cl.build("all_gather", NODE, "recursive_doubling")
+    art = draw.draw_transfers(s, 2, NODE)                        # step 3: half the array each
+    carried = sorted(t.get_text() for t in art["labels"] if "-" in t.get_text())
+    assert carried == ["0-3"] * 4 + ["4-7"] * 4
     ring = cl.build("all_reduce", NODE, "ring")
-    art = draw.draw_transfers(ring, 0, NODE)
-    paths = art["arrows"].get_paths()
-    assert len(paths) == 8
-    for p in paths:                            # up a spoke to the box, across it, down another
-        v = p.vertices
-        assert len(v) == 4
-        r = np.hypot(v[:, 0], v[:, 1])
-        assert r[1] < 0.45 and r[2] < 0.45 and r[0] > 0.7 and r[3] > 0.7
-    assert "around the switch" in art["alt"]
+    first = {t.get_text() for t in draw.draw_transfers(ring, 0, NODE)["labels"][8:]}
+    assert first == {str(b) for b in range(8)}                   # every block once, one per send
     plain = draw.draw_transfers(ring, 0)       # no topology: straight rank-to-rank arrows
     assert all(len(p.vertices) == 2 for p in plain["arrows"].get_paths())
 

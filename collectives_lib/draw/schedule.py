@@ -304,16 +304,7 @@ def _arrow_paths(schedule: Schedule, step: int, topology, kind, pos, node_r):
                     pts += [p + vec * node_r, q - vec * node_r]
             paths.append(np.array(pts, dtype=float))
         elif kind == "switch":
-            # GPU -> switch -> GPU: up the sender's spoke, down the receiver's; the piece
-            # between the two spokes lies under the switch box. Sends run on one side of a
-            # spoke and receives on the other, so a GPU's two directions do not overlap.
-            def spoke(g, side):
-                out = pos[g] / np.hypot(*pos[g])
-                nrm = np.array([out[1], -out[0]]) * offset * 1.6 * side
-                return pos[g] - out * node_r * 1.15 + nrm, out * SWITCH_HALF * 1.05 + nrm
-            p_out, p_in = spoke(s, 1.0)
-            q_out, q_in = spoke(d, -1.0)
-            paths.append(np.array([p_out, p_in, q_in, q_out]))
+            paths.append(_logical_arc(pos[s], pos[d], node_r))
         else:
             p, q = pos[s], pos[d]
             v = q - p
@@ -326,11 +317,41 @@ def _arrow_paths(schedule: Schedule, step: int, topology, kind, pos, node_r):
 
 #: Half the side of the NVSwitch box a ring-on-a-switch drawing puts in the middle.
 SWITCH_HALF = 0.3
+#: How far a logical arc bows out from the chord between its two GPUs, per unit of chord length.
+ARC_BOW = 0.22
+
+
+def _logical_arc(p, q, node_r, points: int = 41):
+    """A send from the GPU at ``p`` to the GPU at ``q`` through a switch, drawn as who talks
+    to whom: an arc bowing to the right of the chord (so ``q -> p`` bows the other way and
+    the two directions of an exchange stay apart), trimmed to the two circles."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    v = q - p
+    L = np.hypot(*v)
+    if not L:
+        return np.array([p, q])
+    ctrl = (p + q) / 2 + np.array([v[1], -v[0]]) / L * ARC_BOW * L
+    t = np.linspace(0.0, 1.0, points)[:, None]
+    pts = (1 - t) ** 2 * p + 2 * (1 - t) * t * ctrl + t ** 2 * q
+    gap = node_r * 1.15
+    keep = (np.hypot(*(pts - p).T) >= gap) & (np.hypot(*(pts - q).T) >= gap)
+    return pts[keep] if keep.sum() >= 2 else np.array([p, q])
+
+
+def _block_label(box) -> str:
+    """The slots one transfer carries, as a short label (``3``, ``0-3``), on a 1-D buffer;
+    ``""`` where the slots are not one run of a 1-D buffer."""
+    box = np.asarray(box)
+    if box.shape != (1, 2):
+        return ""
+    start, count = int(box[0, 0]), int(box[0, 1])
+    return str(start) if count == 1 else f"{start}-{start + count - 1}"
 
 
 def _through_switch(schedule: Schedule, topology) -> bool:
     """Whether the ranks talk through a switch that takes no part itself (a ring on an
-    NVSwitch node): then every arrow is drawn GPU -> switch -> GPU."""
+    NVSwitch node): then each arrow is drawn from the sender to its receiver, the switch
+    behind them (every byte crosses it, up the sender's link and down the receiver's)."""
     return isinstance(topology, Switch) and not schedule.agents and topology.num_ranks == schedule.num_ranks
 
 
@@ -376,10 +397,11 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         nodes = draw_circles(ax, pos[:R], node_r, face)
         if kind == "switch":
             h = SWITCH_HALF
-            ax.add_patch(FancyBboxPatch((-h, -h), 2 * h, 2 * h, boxstyle="round,pad=0.02", facecolor="white",
-                                        edgecolor=TEXT_COLOR, lw=1.2, zorder=3))
-            ax.text(0, 0, "NVSwitch" if topology.link_class == "nvlink" else "switch", ha="center",
-                    va="center", fontsize=FONT["small"], zorder=4)
+            ax.add_patch(FancyBboxPatch((-h, -h), 2 * h, 2 * h, boxstyle="round,pad=0.02", facecolor="none",
+                                        edgecolor=TEXT_COLOR, lw=0.8, ls=":", zorder=1))
+            box = "NVSwitch" if topology.link_class == "nvlink" else "switch"
+            ax.text(0, -1.2, f"arrows: sender to receiver, each through the {box} (dotted)", ha="center",
+                    va="top", fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=1)
         for a in range(R, P):
             w = 0.34
             ax.add_patch(FancyBboxPatch(pos[a] - [w / 2, 0.1], w, 0.2, boxstyle="round,pad=0.02",
@@ -414,6 +436,14 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         head = (0.22 if kind == "grid" else 0.085) * (1 if len(paths) <= 64 else 0.7)
         heads = PolyCollection(arrow_heads(paths, head), facecolors=colors, edgecolors="none", zorder=2.5)
         ax.add_collection(heads, autolim=False)
+        if kind == "switch" and labels and len(paths) <= 32:    # which slots each send carries, near its sender
+            boxes = schedule.steps[step].boxes
+            for pth, box in zip(paths, boxes):
+                text = _block_label(box)
+                if text:
+                    texts.append(ax.text(*pth[len(pth) // 4], text, ha="center", va="center",
+                                         fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=3,
+                                         bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none")))
     if legend and len(ops):
         from matplotlib.lines import Line2D
 
@@ -426,8 +456,9 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
                  else step_title(schedule, step))
     ax.set_title(title, fontsize=FONT["label"])
     n_t = 0 if step is None else len(schedule.steps[step])
-    where = {"grid": "on the torus grid", "switch": "on a circle around the switch, every arrow going up "
-             "into the switch and down to its receiver"}.get(kind, "on a circle")
+    where = {"grid": "on the torus grid", "switch": "on a circle around the switch, each arrow drawn from "
+             "a sender to its receiver and labelled with the blocks it carries (every byte goes up into "
+             "the switch and down to the receiver)"}.get(kind, "on a circle")
     alt = (f"{R} ranks " + where
            + (f" with {n_t} arrows for the transfers of step {step + 1}" if step is not None else "") + ".")
     return {"arrows": arrows, "heads": heads, "nodes": nodes, "labels": texts,
