@@ -201,3 +201,33 @@ def test_sharded_matmul_markdown_has_a_row_per_case():
                                                  shape=(1024, 2048, 4096), topology=cl.tpu_pod("v5e"))
     rows = table.splitlines()
     assert len(rows) == 4 and "| 1 | none |" in rows[2] and "all-reduce of C over X" in rows[3]
+
+
+@pytest.mark.parametrize("n", [4, 16, 64], ids=lambda n: f"ring{n}")
+def test_all_to_all_explorer_curves_follow_the_link_loads(n):
+    # for a large V on a bidirectional ring of even n: V/(8W) (each link carries V/8), the
+    # chain's middle link V/4, the one-way ring (n-1)/(2n) V/W, and the all-gather of the
+    # same V on the ring (n-1)/n V/(2W): 4(n-1)/n times the all-to-all
+    W = 4.5e10
+    c = cl.analysis.all_to_all_curves(n, W, 0.0)
+    big = c["sizes"] >= 2**30
+    V = c["sizes"][big]
+    assert np.allclose(c["bidirectional ring"][big], V / (8 * W), rtol=1e-3)
+    assert np.allclose(c["chain"][big], V / (4 * W), rtol=1e-3)
+    assert np.allclose(c["one-way ring"][big], (n - 1) / (2 * n) * V / W, rtol=1e-3)
+    assert np.allclose(c["all_gather"][big] / c["bidirectional ring"][big], 4 * (n - 1) / n, rtol=1e-3)
+    assert np.all(c["bound"] <= c["bidirectional ring"] * (1 + 1e-9))
+
+
+def test_all_to_all_explorer_draws_and_refuses_bad_input():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    curves = cl.analysis.all_to_all_curves(8, 4.5e10, 1e-6)
+    art = cl.draw.draw_all_to_all_explorer(curves, 2**30)
+    art["figure"].canvas.draw()
+    assert len(art["lines"]) == 4 and "8 chips" in art["alt"] and "1 GiB" in art["box"].get_text()
+    with pytest.raises(cl.CollectivesError, match="n must be a whole number of chips >= 2"):
+        cl.analysis.all_to_all_curves(1, 4.5e10, 1e-6)
+    with pytest.raises(cl.CollectivesError, match="nbytes must be positive"):
+        cl.draw.draw_all_to_all_explorer(curves, 0)
