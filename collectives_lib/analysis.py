@@ -362,6 +362,40 @@ def one_axis_curves(n: int, kind: str, bandwidth: float, latency: float) -> dict
     return out
 
 
+#: The all-to-all explorer's wirings of one axis: label -> registered algorithm.
+ALL_TO_ALL_KINDS = {"bidirectional ring": "bidirectional_ring", "one-way ring": "ring", "chain": "chain"}
+
+
+@lru_cache(maxsize=None)
+def all_to_all_curves(n: int, bandwidth: float, latency: float) -> dict:
+    """Simulated times over :data:`CURVE_SIZES` (``V``, the total over the ``n`` chips)
+    of a balanced all-to-all on one axis wired three ways (:data:`ALL_TO_ALL_KINDS`),
+    of the all-gather of the same ``V`` on the bidirectional ring, and the all-to-all's
+    lower bound there; ideal link model. Returns ``{"sizes", "n", "bandwidth",
+    "latency", label: times, "all_gather": times, "bound": times}`` (introduced in the
+    all-to-all chapter's explorer)."""
+    from .bounds import lower_bound
+    from .plan import build
+    from .topology import Chain, Ring
+
+    if isinstance(n, bool) or int(n) != n or n < 2:
+        raise CollectivesError(f"n must be a whole number of chips >= 2, got {n!r}")
+    if not (bandwidth > 0 and latency >= 0):
+        raise CollectivesError(f"bandwidth must be positive and latency at least 0, got {bandwidth!r}, {latency!r}")
+    n = int(n)
+    sizes = CURVE_SIZES
+    per_chip = sizes / n                      # what simulate takes for an all-to-all: one chip's buffer
+    out = {"sizes": sizes, "n": n, "bandwidth": bandwidth, "latency": latency}
+    for label, algorithm in ALL_TO_ALL_KINDS.items():
+        topo = (Chain(n, bandwidth=bandwidth, latency=latency) if algorithm == "chain" else
+                Ring(n, bandwidth=bandwidth, latency=latency, bidirectional=algorithm == "bidirectional_ring"))
+        out[label] = simulate_sizes(build("all_to_all", topo, algorithm), topo, per_chip)
+    ring = Ring(n, bandwidth=bandwidth, latency=latency)
+    out["all_gather"] = simulate_sizes(build("all_gather", ring, "bidirectional_ring"), ring, sizes)
+    out["bound"] = np.array([lower_bound("all_to_all", ring, int(v)).time for v in per_chip])
+    return out
+
+
 #: The all-gather explorer's schedules: label -> registered algorithm.
 ALL_GATHER_KINDS = {"unidirectional ring": "ring", "bidirectional ring": "bidirectional_ring",
                     "chain": "chain", "2D torus, both axes": "multi_axis"}

@@ -331,8 +331,11 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
     "v6e": TpuGeneration(
         name="v6e", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
         host_shape=(2, 4), wrap_rule="axis-16",
-        ici_bandwidth=_f(9e10, "B/s", "scaling-book"),
-        hbm_bandwidth=_f(1.6e12, "B/s", "scaling-book"),
+        ici_bandwidth=_f(9e10, "B/s", "scaling-book",
+                         "the February 2025 edition's 9e10; Google's page gives 800 GB/s "
+                         "bidirectional per chip over 4 links, i.e. 1e11 one-way, which a "
+                         "later Scaling Book revision also uses"),
+        hbm_bandwidth=_f(1.6e12, "B/s", "scaling-book", "Google's page gives 1638 GB/s"),
         hbm_capacity=_f(32e9, "B", "scaling-book"),
         peak_flops_bf16=_f(9.2e14, "FLOP/s", "scaling-book"),
         pcie_bandwidth=_f(3.2e10, "B/s", "scaling-book",
@@ -342,14 +345,16 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
     "7x": TpuGeneration(
         name="7x", torus_dims=3, pod_shape=None, pod_chips=9216,
         host_shape=(2, 2, 1), wrap_rule="cube-4",
-        ici_bandwidth=_f(9e10, "B/s", "scaling-book"),
-        hbm_bandwidth=_f(7.4e12, "B/s", "scaling-book"),
-        hbm_capacity=_f(192e9, "B", "scaling-book"),
-        peak_flops_bf16=_f(2.30e15, "FLOP/s", "scaling-book"),
+        # no edition of the Scaling Book has TPU7x figures: they are Google's page's
+        ici_bandwidth=_f(1e11, "B/s", "gcp-tpu7x",
+                         "1200 GB/s bidirectional per chip over 6 links: 1e11 one-way per link"),
+        hbm_bandwidth=_f(7.38e12, "B/s", "gcp-tpu7x", "7380 GB/s per chip"),
+        hbm_capacity=_f(192 * 2**30, "B", "gcp-tpu7x", "192 GiB per chip"),
+        peak_flops_bf16=_f(2.307e15, "FLOP/s", "gcp-tpu7x", "2307 TFLOP/s dense BF16 per chip"),
         pcie_bandwidth=_f(1.5e10, "B/s", "scaling-book",
-                          "the Scaling Book gives no TPU7x PCIe figure; we use the "
-                          "February 2025 edition's typical 1.5e10 per chip"),
-        dcn_bandwidth=_f(1.25e10, "B/s", "scaling-book"),
+                          "an assumption: no source gives a TPU7x PCIe figure; we use the "
+                          "Scaling Book's typical 1.5e10 per chip of earlier generations"),
+        dcn_bandwidth=_f(1.25e10, "B/s", "gcp-tpu7x", "100 Gb/s per chip"),
         notes="Ironwood: 9216 chips per pod, built from 4x4x4 cubes joined by "
               "optical circuit switches, so slices take many 3D shapes",
     ),

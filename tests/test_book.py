@@ -220,3 +220,41 @@ def test_callouts_became_boxes_and_dropdowns(built_book, page):
     leaked = re.findall(r"<blockquote>\s*<div>\s*<p><strong>(Takeaway|Solution to exercise|Worked example|Note|Warning)",
                         html)
     assert not leaked, f"{page}: callouts left as quotations: {leaked}"
+
+
+_HIDDEN = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S | re.I)
+# a line of pipes, colons and dashes only, with a pipe and a run of dashes; Sphinx's smart
+# quotes turn a "---" left in the text into an em dash, "--" into an en dash
+_TABLE_RULE = re.compile(r"^[ \t]*(?=[^\n]*\|)(?=[^\n]*(?:-{3,}|[\u2013\u2014]))[|: \t\-\u2013\u2014]+$", re.M)
+_RAW_MATH = re.compile(r"\$[^$\n<>]*\\[A-Za-z]+[^$\n<>]*\$")
+
+
+def raw_markdown(html: str) -> list[str]:
+    """Markdown that reached the page unparsed: a table's rule line (``| --- |``,
+    ``|---|---|``) or ``$...$`` holding a TeX command, in the page's text (code blocks,
+    scripts and styles left out). A ``text/markdown`` output rendered as CommonMark
+    (myst-nb's default) shows both; ``nb_render_markdown_format: myst`` renders them."""
+    from html import unescape
+
+    text = unescape(re.sub(r"<[^>]+>", "\n", _HIDDEN.sub("\n", html)))
+    return [m.group(0).strip() for m in _TABLE_RULE.finditer(text)] + _RAW_MATH.findall(text)
+
+
+def test_raw_markdown_is_recognised():
+    # what a CommonMark-rendered table output looks like on the page, and the same rendered
+    commonmark = "<p>| case | time |\n| \u2014 | \u2014 |\n| 1 | $\\frac{V}{W}$ |</p>"
+    gfm = "<table><tr><th>case</th><th>$\\frac{V}{W}$</th></tr><tr><td>|---|</td></tr></table>"
+    rendered = ('<table><tr><th>case</th><td><span class="math">\\(\\frac{V}{W}\\)</span></td></tr>'
+                "</table><pre>| --- | --- |\n$\\alpha$</pre><p>costs $5 and $6</p>")
+    assert raw_markdown(commonmark) == ["| \u2014 | \u2014 |", "$\\frac{V}{W}$"]
+    assert raw_markdown("<p>|:---|---:|</p><hr/><p>---</p><p>a | b</p>") == ["|:---|---:|"]
+    assert raw_markdown(gfm) == ["|---|", "$\\frac{V}{W}$"]
+    assert raw_markdown(rendered) == []
+
+
+def test_no_page_shows_raw_markdown(built_book):
+    """Tables and math printed by a code cell as Markdown (``display(Markdown(...))``) are
+    rendered on the site, not left as pipes and dollars (_config.yml: nb_render_markdown_format)."""
+    found = {page: raw_markdown(html_of(built_book, page).read_text()) for page in toc_files()}
+    found = {page: hits for page, hits in found.items() if hits}
+    assert not found, "raw Markdown on the site: " + "; ".join(f"{p}: {h[:3]}" for p, h in found.items())

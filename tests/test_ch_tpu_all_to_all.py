@@ -157,12 +157,13 @@ def test_summary_on_a_one_way_torus_explains_instead_of_failing():
     ("I,J_X", "J,K", 2, "all_gather", "A", "X", 1024 * 2048 * 2, "I,K"),
     ("I_Y,J", "J_X,K", 2, "all_gather", "B", "X", 2048 * 4096 * 2, "I_Y,K"),
     ("I_Y,J_X", "J_X,K", 3, "all_reduce", "C", "X", 1024 * 4096 * 2 / 16, "I_Y,K"),
-    ("I_X,J", "J,K_X", 4, "all_gather", "B", "X", 2048 * 4096 * 2, "I_X,K"),
+    # case 4 gathers the smaller operand: A (1024 x 2048) is half of B (2048 x 4096) here
+    ("I_X,J", "J,K_X", 4, "all_gather", "A", "X", 1024 * 2048 * 2, "I,K_X"),
 ])
 def test_sharded_matmul_follows_the_scaling_books_four_cases(lhs, rhs, case, collective, operand, axis,
-                                                             nbytes, out):
+                                                             nbytes, out, shape=(1024, 2048, 4096)):
     pod = cl.tpu_pod("v5e")
-    m = cl.workloads.sharded_matmul(lhs, rhs, shape=(1024, 2048, 4096), topology=pod)
+    m = cl.workloads.sharded_matmul(lhs, rhs, shape=shape, topology=pod)
     assert (m.case, m.collective, m.operand, m.axis, m.out) == (case, collective, operand, axis, out)
     assert m.nbytes == nbytes
     if collective is None:
@@ -170,6 +171,17 @@ def test_sharded_matmul_follows_the_scaling_books_four_cases(lhs, rhs, case, col
     else:
         e = cl.estimate(collective, pod, nbytes, axes=axis.lower())
         assert m.time == pytest.approx(e.time) and m.bound == pytest.approx(e.bound.time)
+
+
+def test_sharded_matmul_case_4_gathers_b_when_b_is_the_smaller():
+    # B (2048 x 1024) is half of A (4096 x 2048): gathering it moves half the bytes
+    pod = cl.tpu_pod("v5e")
+    m = cl.workloads.sharded_matmul("I_X,J", "J,K_X", shape=(4096, 2048, 1024), topology=pod)
+    a = cl.workloads.sharded_matmul("I_X,J", "J,K_X", shape=(1024, 2048, 4096), topology=pod)
+    assert (m.operand, m.out, m.nbytes) == ("B", "I_X,K", 2048 * 1024 * 2)
+    assert m.time == pytest.approx(cl.estimate("all_gather", pod, 2048 * 1024 * 2, axes="x").time)
+    assert a.time == pytest.approx(m.time)     # the same bytes either way round: the same time
+    assert "the smaller operand" in m.rule
 
 
 @pytest.mark.parametrize("lhs, rhs, message", [
@@ -189,3 +201,33 @@ def test_sharded_matmul_markdown_has_a_row_per_case():
                                                  shape=(1024, 2048, 4096), topology=cl.tpu_pod("v5e"))
     rows = table.splitlines()
     assert len(rows) == 4 and "| 1 | none |" in rows[2] and "all-reduce of C over X" in rows[3]
+
+
+@pytest.mark.parametrize("n", [4, 16, 64], ids=lambda n: f"ring{n}")
+def test_all_to_all_explorer_curves_follow_the_link_loads(n):
+    # for a large V on a bidirectional ring of even n: V/(8W) (each link carries V/8), the
+    # chain's middle link V/4, the one-way ring (n-1)/(2n) V/W, and the all-gather of the
+    # same V on the ring (n-1)/n V/(2W): 4(n-1)/n times the all-to-all
+    W = 4.5e10
+    c = cl.analysis.all_to_all_curves(n, W, 0.0)
+    big = c["sizes"] >= 2**30
+    V = c["sizes"][big]
+    assert np.allclose(c["bidirectional ring"][big], V / (8 * W), rtol=1e-3)
+    assert np.allclose(c["chain"][big], V / (4 * W), rtol=1e-3)
+    assert np.allclose(c["one-way ring"][big], (n - 1) / (2 * n) * V / W, rtol=1e-3)
+    assert np.allclose(c["all_gather"][big] / c["bidirectional ring"][big], 4 * (n - 1) / n, rtol=1e-3)
+    assert np.all(c["bound"] <= c["bidirectional ring"] * (1 + 1e-9))
+
+
+def test_all_to_all_explorer_draws_and_refuses_bad_input():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    curves = cl.analysis.all_to_all_curves(8, 4.5e10, 1e-6)
+    art = cl.draw.draw_all_to_all_explorer(curves, 2**30)
+    art["figure"].canvas.draw()
+    assert len(art["lines"]) == 4 and "8 chips" in art["alt"] and "1 GiB" in art["box"].get_text()
+    with pytest.raises(cl.CollectivesError, match="n must be a whole number of chips >= 2"):
+        cl.analysis.all_to_all_curves(1, 4.5e10, 1e-6)
+    with pytest.raises(cl.CollectivesError, match="nbytes must be positive"):
+        cl.draw.draw_all_to_all_explorer(curves, 0)

@@ -113,3 +113,29 @@ def test_multislice_all_reduce_errors(kwargs, message):
     args = {"generation": "v5e", "shape": "4x4", "num_slices": 2, "nbytes": 2**20} | kwargs
     with pytest.raises(cl.CollectivesError, match=message):
         cl.workloads.multislice_all_reduce(**args)
+
+
+def test_multislice_figure_streams_at_the_busiest_resource_above_the_bound():
+    # the two ICI stages share the slice's links: the streamed bar is their sum, labelled
+    # as the busiest resource, both outlined, and the dashed bound lies below it
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    V = 16 * 2**20
+    m = cl.workloads.multislice_all_reduce("v5e", "4x4", 2, V)
+    bound = cl.estimate("all_reduce", cl.tpu_system("v5e", "4x4", 2), V).bound.time
+    art = cl.draw.draw_pipeline(m, bound=bound, bound_label="lower bound")
+    ax = art["axes"]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1] == "streamed: busiest resource"
+    ici = m.stages[0].seconds + m.stages[2].seconds
+    widths = [b[0].get_width() for b in art["bars"]]
+    assert art["streamed"][0].get_width() == pytest.approx(widths[0] + widths[2])
+    assert m.time_streamed == pytest.approx(ici) and m.time_streamed >= bound
+    outlined = [b[0].get_linewidth() for b in art["bars"]]
+    assert outlined[0] == outlined[2] > outlined[1]          # the ICI stages, not the DCN one
+    assert "share ICI links and cannot overlap" in art["alt"] and "lower bound" in art["alt"]
+    dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1
+    with pytest.raises(cl.CollectivesError, match="bound must be a positive time"):
+        cl.draw.draw_pipeline(m, bound=-1.0)

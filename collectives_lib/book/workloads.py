@@ -317,8 +317,9 @@ def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes:
     its J axis first; (3) in both, over the same axis: multiply the local shards,
     then all-reduce the partial sums of C over that axis (a reduce-scatter instead
     if C may stay sharded); (4) J unsharded but I and K sharded over the same
-    axis: the output would need one axis twice, so all-gather one operand (B here)
-    first. ``shape = (I, J, K)``. With a ``topology`` (a TPU slice whose axis
+    axis: the output would need one axis twice, so all-gather one operand first,
+    the smaller one (A, ``I x J``, if it is smaller than B, ``J x K``; B on a tie),
+    and C keeps the other operand's sharding. ``shape = (I, J, K)``. With a ``topology`` (a TPU slice whose axis
     names are the lower-case mesh axes) the collective is timed with
     :func:`~collectives_lib.estimate` (ideal link model).
 
@@ -366,15 +367,18 @@ def sharded_matmul(lhs: str, rhs: str, *, shape=(8192, 8192, 8192), dtype_bytes:
         operand, axis = ("A", aj) if aj is not None else ("B", bj)
         nbytes = (I * J / size((ai,)) if operand == "A" else J * K / size((bk,))) * dtype_bytes
     elif ai is not None and ai == bk:
-        case, coll, operand, axis = 4, "all_gather", "B", bk
-        nbytes = J * K * dtype_bytes
-        out_k = None
+        # gather the smaller operand: the other one keeps its shard, and C its sharding
+        case, coll, axis = 4, "all_gather", bk
+        if I * J < J * K:
+            operand, nbytes, out_i = "A", I * J * dtype_bytes, None
+        else:
+            operand, nbytes, out_k = "B", J * K * dtype_bytes, None
     else:
         case, coll, operand, axis, nbytes = 1, None, None, None, 0.0
     out = f"I{'_' + out_i if out_i else ''},K{'_' + out_k if out_k else ''}"
     rules = {1: "multiply the local shards", 2: f"all-gather {operand} over {axis}, then multiply",
              3: f"multiply the local shards, then all-reduce the partial sums over {axis}",
-             4: f"all-gather {operand} over {axis} (C cannot be sharded twice over {axis})"}
+             4: f"all-gather {operand}, the smaller operand, over {axis} (C cannot be sharded twice over {axis})"}
     time = bound = None
     if coll is not None and topology is not None:
         e = estimate(coll, topology, nbytes, axes=axis.lower())

@@ -94,7 +94,8 @@ if _find_spec("matplotlib") is None:   # looks for matplotlib without importing 
 from .alpha_beta import draw_message_time, draw_ring_bytes, draw_ring_time
 from ..analysis import ALL_GATHER_KINDS, AXIS_KINDS  # the explorers' choices, for their dropdowns
 from .all_gather import draw_all_gather_explorer
-from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_collective_summary, draw_moe_skew,
+from .all_to_all import (all_to_all_animation, all_to_all_frame, draw_all_to_all_explorer, draw_collective_summary,
+                         draw_moe_skew,
                          summary_markdown)
 from .cluster import cluster_schedule_animation, draw_cluster_step, draw_cluster_transfers
 from .compare import draw_paired_times
@@ -142,5 +143,5 @@ __all__ = [
     "draw_amdahl", "draw_slowest_tail", "draw_gpipe", "draw_straggler_step",
     "ALL_GATHER_KINDS",
     "draw_all_gather_explorer", "AXIS_KINDS", "draw_reduce_scatter_explorer", "draw_stage_step_times",
-    "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
+    "draw_latency_share", "route_front_animation", "all_to_all_animation", "all_to_all_frame", "draw_all_to_all_explorer", "draw_collective_summary", "draw_moe_skew", "summary_markdown",
 ]

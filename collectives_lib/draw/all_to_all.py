@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_bytes, format_rate, format_time
-from .figure import grid, label_axes, legend, new_figure
+from .figure import grid, label_axes, legend, new_figure, time_axis
 from .schedule import draw_all_to_all_blocks, draw_transfers
 from .style import FONT, MUTED_COLOR, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, TEXT_COLOR
 
@@ -155,3 +155,58 @@ def draw_moe_skew(ring, curve, skew: float, *, exchange: str, top_k: int, topolo
            f"with top-{top_k} routing and skew {skew:g}. Right: {exchange} time against skew for the "
            f"lock-step ring schedule and for a routed exchange, with the current setting marked.")
     return {"figure": fig, "lines": lines, "alt": alt}
+
+
+#: The all-to-all explorer's curves: key of the curves, colour, line style, width, label.
+_A2A_CURVES = (("bidirectional ring", OP_COLORS["copy"], "-", 2.0, "all-to-all, bidirectional ring"),
+               ("chain", OP_COLORS["reduce"], "-", 1.6, "all-to-all, chain"),
+               ("one-way ring", TEXT_COLOR, (0, (4, 2)), 1.4, "all-to-all, one-way ring"),
+               ("all_gather", MUTED_COLOR, (0, (1, 2)), 2.4, "all-gather, bidirectional ring"))
+
+
+def draw_all_to_all_explorer(curves: dict, nbytes: float):
+    """Time against size ``V`` (the total over the chips) of a balanced all-to-all on one
+    axis of ``n`` chips, wired three ways, beside the all-gather of the same ``V`` on the
+    bidirectional ring (``curves`` from :func:`collectives_lib.analysis.all_to_all_curves`);
+    the chosen size marked, its times, the ring's lower bound and the all-gather's ratio
+    in a box clear of the curves. Ideal link model.
+
+    Introduced in the chapter *All-to-all* (its explorer).
+
+    Returns ``{"figure", "axes", "lines", "box", "alt"}``.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    sizes, n = curves["sizes"], curves["n"]
+    if not nbytes > 0:
+        raise CollectivesError(f"nbytes must be positive, got {nbytes!r}")
+    at = int(np.argmin(abs(np.log(sizes) - np.log(nbytes))))
+    fig, (ax, side) = new_figure(1, 2, height=3.6, pyplot=False, width_ratios=[2.6, 1])
+    side.set_axis_off()                       # the legend and the chosen point's numbers
+    lines = []
+    for key, colour, ls, lw, label in _A2A_CURVES:
+        lines += ax.plot(sizes, curves[key], color=colour, ls=ls, lw=lw, label=label)
+        ax.plot([sizes[at]], [curves[key][at]], "o", color=colour, ms=5, zorder=4)
+    ring, bound, ag = (curves[k][at] for k in ("bidirectional ring", "bound", "all_gather"))
+    said = [f"at V = {format_bytes(sizes[at], binary=True)}, N = {n}", "all-to-all:",
+            f"  bidirectional ring {format_time(ring)}", f"    (lower bound {format_time(bound)})",
+            f"  chain {format_time(curves['chain'][at])}", f"  one-way ring {format_time(curves['one-way ring'][at])}",
+            f"all-gather on the ring {format_time(ag)},", f"  {ag / ring:.2f} x the all-to-all"]
+    box = side.text(0.0, 0.0, "\n".join(said), transform=side.transAxes, ha="left", va="bottom",
+                    fontsize=FONT["annotation"], color=TEXT_COLOR, linespacing=1.4,
+                    bbox=dict(boxstyle="round,pad=0.4", facecolor=PANEL_COLOR, edgecolor=PANEL_EDGE_COLOR))
+    ax.set(xscale="log", yscale="log")
+    label_axes(ax, f"{n} chips on one axis, W = {format_rate(curves['bandwidth'])} one way, "
+                   f"{format_time(curves['latency'])} per hop", "V, total over the chips (bytes)", "time",
+               tick_role="tick")
+    ax.set_xticks([2.0 ** k for k in range(10, 35, 8)])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, binary=True)))
+    time_axis(ax.yaxis)
+    ax.minorticks_off()
+    grid(ax)
+    legend(side, handles=lines, loc="upper left", bbox_to_anchor=(-0.05, 1.0))
+    alt = (f"Log-log plot of time against total size for a balanced all-to-all on {n} chips wired as a "
+           f"bidirectional ring, a chain and a one-way ring, and the all-gather of the same size on the "
+           f"ring; at {format_bytes(sizes[at], binary=True)} the ring all-to-all takes {format_time(ring)}, "
+           f"the all-gather {ag / ring:.2f} times as long.")
+    return {"figure": fig, "axes": ax, "lines": lines, "box": box, "alt": alt}

@@ -130,14 +130,20 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
                          f"against pipelined", title=title or "A message crossing links, slot by slot")
 
 
-def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | None = None):
+def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | None = None,
+                  bound: float | None = None, bound_label: str = "lower bound"):
     """The stages of a :class:`~collectives_lib.book.workloads.Pipeline` as bars, slowest marked.
 
     One horizontal bar per stage (in :data:`STAGE_COLORS`, labelled with its
     time and what it moves), then two bars that combine them: the stages one
-    after another (stacked) and streamed, when they overlap and the slowest
-    stage sets the time (with ``chunks``, the pipelined time for that many
-    chunks instead). Linear time axis in the unit that suits the longest bar.
+    after another (stacked) and streamed, when they overlap and the busiest
+    resource sets the time (with ``chunks``, the pipelined time for that many
+    chunks instead). Stages that share a resource (an ICI reduce-scatter and
+    an ICI all-gather on the same links) cannot overlap: the streamed bar is
+    then stacked from them, and every stage on the busiest resource is
+    outlined. ``bound`` (seconds) draws a dashed vertical line, labelled
+    ``bound_label``, that no bar of a real schedule may pass below. Linear
+    time axis in the unit that suits the longest bar.
 
     Introduced in the chapter *TPU cluster topology*.
 
@@ -150,6 +156,11 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
     seq = float(pipeline.time_sequential)
     streamed = float(pipeline.time_streamed if chunks is None else pipeline.time_pipelined(chunks))
     neck = pipeline.bottleneck
+    busiest = getattr(pipeline, "busiest", None)
+    on_busiest = [st for st in stages if getattr(st, "uses", st.name) == busiest] if busiest else [neck]
+    shared = len(on_busiest) > 1
+    if bound is not None and not (np.isfinite(bound) and bound > 0):
+        raise CollectivesError(f"bound must be a positive time in seconds, got {bound!r}")
     K = len(stages)
     fig, ax = axes_for(ax, 1.0 + 0.36 * (K + 2) if ax is None else None)
     scale, unit = time_unit(seq)
@@ -157,15 +168,16 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
     bars = []
     for i, (st, y) in enumerate(zip(stages, y_stage)):
         color = STAGE_COLORS[i % len(STAGE_COLORS)]
+        hot = any(st is h for h in on_busiest)
         b = ax.barh([y], [st.seconds / scale], height=0.7, color=color, hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
-                    edgecolor=TEXT_COLOR if st is neck else "white", linewidth=1.8 if st is neck else 0.5)
+                    edgecolor=TEXT_COLOR if hot else "white", linewidth=1.8 if hot else 0.5)
         bars.append(b)
-        mark = "  \u2190 bottleneck" if st is neck else ""
+        mark = ((f"  \u2190 {busiest}, the busiest" if shared else "  \u2190 bottleneck") if hot else "")
         label = f"  {format_time(st.seconds)}  ({st.describe()})" + mark
         if len(label) > 60:                     # a long label (a stage with a limit) takes two lines
             label = f"  {format_time(st.seconds)}{mark}\n  ({st.describe()})"
         ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR,
-                fontweight="bold" if st is neck else "normal")
+                fontweight="bold" if hot else "normal")
     left = 0.0
     total = []
     for i, st in enumerate(stages):
@@ -175,9 +187,26 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
         left += st.seconds / scale
     ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR)
     sb = ax.barh([0.0], [streamed / scale], height=0.7, color=FAINT_COLOR, edgecolor=TEXT_COLOR, linewidth=1.0)
-    ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}", va="center", ha="left", fontsize=FONT["tick"],
-            color=TEXT_COLOR)
-    streamed_name = "streamed: slowest stage" if chunks is None else f"pipelined, {chunks} chunks"
+    if shared and chunks is None:               # the busiest resource's stages, one after another
+        left = 0.0
+        for st in on_busiest:
+            i = stages.index(st)
+            ax.barh([0.0], [st.seconds / scale], left=left, height=0.7, color=STAGE_COLORS[i % len(STAGE_COLORS)],
+                    hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)], edgecolor=TEXT_COLOR, linewidth=1.0)
+            left += st.seconds / scale
+    ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}" + (f" (all on {busiest})" if shared and chunks is None
+                                                                   else ""),
+            va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR)
+    if chunks is not None:
+        streamed_name = f"pipelined, {chunks} chunks"
+    else:
+        streamed_name = "streamed: busiest resource" if shared else "streamed: slowest stage"
+    if bound is not None:
+        # over the two bars that time the whole job only: the bound is the job's, not a stage's
+        ax.plot([bound / scale] * 2, [-0.5, 1.55], color=MUTED_COLOR, lw=1.2, ls="--", zorder=4)
+        ax.text(bound / scale, 1.7, f"{bound_label} {format_time(bound)}", ha="center", va="center",
+                fontsize=FONT["annotation"], color=MUTED_COLOR, zorder=5,
+                bbox={"boxstyle": "square,pad=0.15", "fc": ax.get_facecolor(), "ec": "none"})
     ax.set_yticks(list(y_stage) + [1.0, 0.0])
     ax.set_yticklabels([st.name for st in stages] + ["one after another", streamed_name], fontsize=FONT["annotation"])
     ax.axhline(1.7, color=FAINT_COLOR, lw=0.8)
@@ -193,7 +222,10 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
         ax.set_title(title, fontsize=FONT["heading"])
     alt = (f"Horizontal bars for {K} stages: "
            + "; ".join(f"{st.name} {format_time(st.seconds)}" for st in stages)
-           + f". The slowest is {neck.name}. One after another they take {format_time(seq)}; "
+           + (f". {' and '.join(st.name for st in on_busiest)} share {busiest} and cannot overlap"
+              if shared else f". The slowest is {neck.name}")
+           + f". One after another they take {format_time(seq)}; "
            + (f"streamed, {format_time(streamed)}." if chunks is None else
-              f"pipelined in {chunks} chunks, {format_time(streamed)}."))
+              f"pipelined in {chunks} chunks, {format_time(streamed)}.")
+           + (f" A dashed line marks the {bound_label}, {format_time(bound)}." if bound is not None else ""))
     return {"bars": bars, "total": total, "streamed": sb, "figure": fig, "axes": ax, "alt": alt}

@@ -464,24 +464,51 @@ def torus_distances(dims, twist=None) -> np.ndarray:
     return dist
 
 
-def best_twist(dims) -> tuple[dict, np.ndarray]:
-    """The twist of one axis that gives a torus of ``dims`` the fewest hops on average.
+def best_twist(dims, max_axes: int | None = None) -> tuple[dict, np.ndarray]:
+    """The twist that gives a torus of ``dims`` the fewest hops on average.
 
-    Tries every shift of the other coordinates at the wraparound of every axis
-    (:func:`torus_distances`) and returns ``(twist, distances)`` for the best
-    one (the untwisted torus, ``{}``, if no twist helps).
+    Tries every shift of the other coordinates at the wraparound of one axis,
+    and of several axes at once, up to ``max_axes`` of them (default: all but
+    one, the most there can be), and returns ``(twist, distances)`` for the best
+    (fewest hops on average, then the nearest farthest chip; the untwisted
+    torus, ``{}``, if no twist helps). When several axes are twisted, each
+    shifts only the axes left untwisted: the torus is then still the grid
+    folded onto itself by whole translations, so every chip sees the same
+    distances (:func:`torus_distances` measures them from chip 0).
+
+    Introduced in the chapter *TPU cluster topology* (the twisted torus).
     """
     import itertools
 
     dims = tuple(int(d) for d in dims)
-    best = ({}, torus_distances(dims))
-    for a in range(len(dims)):
-        others = [r for r in range(len(dims)) if r != a]
-        for shifts in itertools.product(*(range(dims[r]) for r in others)):
-            v = [0] * len(dims)
-            for r, s in zip(others, shifts):
-                v[r] = s
-            d = torus_distances(dims, {a: v})
-            if d.mean() < best[1].mean() - 1e-12:
-                best = ({a: tuple(v)}, d)
+    D = len(dims)
+    most = max(D - 1, 1)
+    if max_axes is None:
+        max_axes = most
+    if isinstance(max_axes, bool) or int(max_axes) != max_axes or not 1 <= max_axes <= most:
+        raise CollectivesError(f"max_axes must be a whole number from 1 to {most} for a "
+                               f"{len(dims)}-axis torus, got {max_axes!r}")
+    plain = torus_distances(dims)
+    best = ({}, plain)
+
+    def better(d, than) -> bool:
+        return (d.mean() < than.mean() - 1e-12
+                or (abs(d.mean() - than.mean()) <= 1e-12 and d.max() < than.max()))
+
+    for k in range(1, int(max_axes) + 1):
+        for twisted in itertools.combinations(range(D), k):
+            free = [r for r in range(D) if r not in twisted]
+            if not free:
+                continue
+            shifts = []
+            for _ in twisted:       # each twisted axis shifts the untwisted ones
+                shifts.append([tuple(dict(zip(free, sh)).get(r, 0) for r in range(D))
+                               for sh in itertools.product(*(range(dims[r]) for r in free))])
+            for combo in itertools.product(*shifts):
+                if any(not any(v) for v in combo):
+                    continue        # a zero shift is a twist of fewer axes, tried already
+                twist = dict(zip(twisted, combo))
+                d = torus_distances(dims, twist)
+                if better(d, best[1]):
+                    best = (twist, d)
     return best
