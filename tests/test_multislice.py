@@ -49,3 +49,15 @@ def test_the_worked_example_and_the_schedule_agree_and_respect_the_bound():
     assert m.resource_times["ICI links"] == pytest.approx(m["ICI reduce-scatter"].seconds + m["ICI all-gather"].seconds)
     e = cl.estimate("all_reduce", pods, int(2e9))
     assert e.time == pytest.approx(m.time_streamed, rel=0.01)
+
+
+def test_ici_axes_of_a_tpu_system_run_as_on_its_slice():
+    """Over a slice's ICI axes (x, y), every slice of a TpuSystem runs what the slice alone
+    runs: auto takes multi_axis (it took a 49% ring), at the slice's time."""
+    system, alone = cl.tpu_system("v5e", "16x16", 4), cl.tpu_slice("v5e", "16x16")
+    V = 2 * 10**9
+    on_system = cl.estimate("all_reduce", system, V, axes=["x", "y"], model="ideal")
+    on_slice = cl.estimate("all_reduce", alone, V, model="ideal")
+    assert on_system.algorithm == on_slice.algorithm == "multi_axis"
+    assert on_system.time == pytest.approx(on_slice.time, rel=1e-6)
+    assert on_system.efficiency > 0.95

@@ -29,7 +29,7 @@ import numpy as np
 from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..schedule import Schedule
-from ..topology import GpuCluster, Switch, Topology, Torus
+from ..topology import GpuCluster, Switch, Topology, Torus, TpuSystem
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,21 @@ class Group:
         return None
 
     @property
+    def ici(self) -> tuple[Torus, tuple[int, ...]] | None:
+        """The torus the group runs on and its axes there: a torus's own, or the
+        slice of a :class:`TpuSystem` when the group stays inside one slice
+        (its ICI axes, not ``slice``); None elsewhere."""
+        topo = self.topology
+        if isinstance(topo, Torus):
+            return topo, self.axes
+        if isinstance(topo, TpuSystem) and self.axes and 0 not in self.axes:
+            return topo.slice, tuple(a - 1 for a in self.axes)
+        return None
+
+    @property
     def on_torus_axes(self) -> bool:
-        """A group over two or more axes of a torus."""
-        return isinstance(self.topology, Torus) and len(self.axes) > 1
+        """A group over two or more axes of a torus (or of a TPU system's slices)."""
+        return self.ici is not None and len(self.axes) > 1
 
     @property
     def whole_cluster(self) -> bool:
@@ -113,8 +125,8 @@ class Group:
         """``(W, alpha)`` of the ideal link model for one step between two ranks of
         the group: a torus link, or the up-link and down-link of a switch."""
         topo = self.topology
-        if isinstance(topo, Torus):
-            return topo.bandwidth, topo.latency
+        if self.ici is not None:
+            return self.ici[0].bandwidth, self.ici[0].latency
         if isinstance(topo, Switch):
             return topo.bandwidth, 2 * topo.latency
         raise CollectivesError(f"no single link model for {topo!r}")

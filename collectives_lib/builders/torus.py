@@ -181,13 +181,14 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
 # ---------------------------------------------------------------------------
 
 def _kinds(group: Group) -> list[str]:
-    return [axis_kind(group.topology, a) for a in group.axes]
+    torus, axes = group.ici
+    return [axis_kind(torus, a) for a in axes]
 
 
 def _reason(group: Group) -> str | None:
     if not group.on_torus_axes:
         return "runs over two or more axes of a torus or TPU slice"
-    topo = group.topology
+    topo = group.ici[0]
     if group.collective != "all_gather" and not topo.bidirectional:
         return (f"multi-axis {group.collective} on the one-way torus {topo!r} would send "
                 f"against its links; run it one axis at a time with ring (axes=x)")
