@@ -25,6 +25,7 @@ GPU collectives.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 from typing import Any, Callable, Mapping
@@ -164,6 +165,10 @@ def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
             big + ("; estimate answers with its closed form instead" if closed else
                    "; use ring (its steps share one pattern, at any size) or fewer ranks"))
     local = alg.build(group)
+    if group.n == 1 and local.steps:
+        # one rank already holds its answer: nothing moves, whatever the algorithm (an
+        # in-network one would otherwise send the array through the switch and back)
+        local = dataclasses.replace(local, steps=(), agents=(), pipelined=False)
     if group.topology is None:
         return local
     return embed(local, groups, group.topology.num_ranks, agent_name=_agent_namer(group.topology, groups))

