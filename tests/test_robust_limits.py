@@ -108,3 +108,24 @@ def test_sizes_not_whole_elements_never_beat_the_link(collective, size):
 def test_a_rate_just_below_a_unit_prints_as_that_unit():
     assert cl.format_rate(999_999_999.9999999) == "1 GB/s"
     assert cl.format_time(0.000999999999) == "1 ms"
+
+
+# -- 4. tree on a switch is its closed form at every N --------------------------------------
+
+@pytest.mark.parametrize("n", [2, 8, 64, 129, 500, 501, 1000])
+@pytest.mark.parametrize("size", [4096, 2**20, 2**30])
+def test_tree_on_a_switch_is_its_closed_form_at_every_n(n, size):
+    """Slots of 0 or 1 element once let the largest set the time: 16 ms for 1 MiB on 500
+    ranks, 2.09 ms on 501 (past the cap, by the closed form)."""
+    from collectives_lib.builders import entry, group_for
+    switch = cl.Switch(n, bandwidth=1e9, latency=1e-6)
+    group, _ = group_for("all_reduce", switch)
+    e = cl.estimate("all_reduce", switch, size, algorithm="tree")
+    assert e.time == pytest.approx(entry("all_reduce", "tree").closed_form(group, size), rel=1e-12)
+    assert e.time >= e.bound.time * (1 - 1e-9)
+
+
+def test_tree_does_not_jump_at_the_cap():
+    t = [cl.estimate("all_reduce", cl.Switch(n, bandwidth=1e9), 2**20, algorithm="tree").time
+         for n in (499, 500, 501)]
+    assert max(t) / min(t) < 1.01

@@ -148,9 +148,10 @@ def applicable(group: Group, algorithm: str) -> Algorithm:
 
 
 def closed_form_for(alg: Algorithm, group: Group, num_groups: int) -> str | None:
-    """Why the schedule of ``alg`` is too large to build on ``group`` when the algorithm
-    has a closed form to time it by instead; None when it can be built, or has no formula."""
-    why = too_large(alg, group, num_groups)
+    """Why the schedule of ``alg`` is too large to build on ``group`` (or is timed by its
+    formula there, :meth:`Algorithm.formula_reason`) when the algorithm has a closed form
+    to time it by instead; None when it can be built, or has no formula."""
+    why = too_large(alg, group, num_groups) or alg.formula_reason(group)
     if why is None or group.topology is None or alg.closed_form(group, 1.0) is None:
         return None
     return why
