@@ -129,3 +129,24 @@ def test_tree_does_not_jump_at_the_cap():
     t = [cl.estimate("all_reduce", cl.Switch(n, bandwidth=1e9), 2**20, algorithm="tree").time
          for n in (499, 500, 501)]
     assert max(t) / min(t) < 1.01
+
+
+# -- 5. one size cap for every builder -------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["ring:8192", "-c", "all_to_all"], ["ring:8192", "-c", "all_to_all", "-a", "ring"],
+    ["ring:1024", "-c", "all_reduce", "-a", "direct"], ["chain:1024", "-c", "all_reduce"],
+    ["chain:1024", "-c", "all_to_all"], ["chain:2048", "-c", "all_reduce"],
+    ["torus:128x128", "-c", "all_reduce", "-a", "multi_axis"]], ids=" ".join)
+def test_past_the_cap_answers_by_closed_form_or_refuses_in_one_line(args):
+    """ring:8192 all-to-all once took 112 s and 15 GB; chain:1024 ended in MemoryError."""
+    import time
+    t0 = time.perf_counter()
+    out = cli("estimate", "-t", *args, "-s", "1MiB", "--bandwidth", "1e9", timeout=60)
+    assert time.perf_counter() - t0 < 30
+    if out.returncode == 2:
+        assert len(out.stderr.strip().splitlines()) == 1 and "beyond the" in out.stderr
+    else:
+        assert out.returncode == 0, out.stderr
+        assert "closed form" in out.stdout or "too large to build" in out.stdout
+

@@ -38,8 +38,11 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
+from . import footprints
 from .registry import (Algorithm, Group, algorithm_name, all_entries, default_algorithm, entries, entry,
                        known_names, nccl_names, size_estimate, steps_estimate, too_large)
+
+footprints.install()      # every builder under one size cap
 
 __all__ = ["Algorithm", "Group", "algorithm_name", "applicable", "build_group", "build_named", "buildable",
            "closed_form_for", "closed_form_instead", "default_algorithm", "group_for", "group_reasons",

@@ -310,6 +310,8 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
     if size is None:
         return None
     hops = getattr(group.topology, "max_hops", None)
+    if len(size) > 2 and size[2] is not None and hops is not None:
+        hops = min(hops, int(size[2]))        # its transfers go no further than this
     if size[0] * num_groups <= MAX_TRANSFERS:
         if hops is None or size[0] * num_groups * hops <= MAX_ROUTED:
             return None
@@ -317,5 +319,5 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
                 f"transfers over up to {hops:,} links each, beyond the {MAX_ROUTED:,} (transfer, link) "
                 f"pairs a schedule may hold")
     return (f"{alg.name} {alg.collective} on {where} would hold about "
-            f"{size[0] * num_groups:,} transfers (it grows as N^2), beyond the "
+            f"{size[0] * num_groups:,} transfers, beyond the "
             f"{MAX_TRANSFERS:,} a schedule may hold")

@@ -318,7 +318,9 @@ def _tree_size(group: Group) -> tuple[int, int]:
     """Each tree moves K chunks over its N-1 edges, up and down; on a switch the trees are
     chains of height N-1 and the schedule pipelines K chunks through them."""
     n, K, trees = group.n, group.chunks, _tree_count(group)
-    steps = 2 * (n - 1) + K - 1 if trees == n else 0
+    topo = group.topology
+    chains = not (isinstance(topo, GpuCluster) and (group.whole_cluster or group.axes == (0,)))
+    steps = 2 * (n - 1) + K - 1 if chains and n > 1 else 0
     return 2 * trees * (n - 1) * K, steps
 
 
