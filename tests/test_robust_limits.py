@@ -150,3 +150,21 @@ def test_past_the_cap_answers_by_closed_form_or_refuses_in_one_line(args):
         assert out.returncode == 0, out.stderr
         assert "closed form" in out.stdout or "too large to build" in out.stdout
 
+
+
+def test_show_refuses_before_building_what_it_would_not_print():
+    """A tree just under the cap once took 19.5 s and 5 GB to print 64 transfers."""
+    import time
+    t0 = time.perf_counter()
+    out = cli("show", "-t", "switch:500", "--bandwidth", "1e9", "-c", "all_reduce", "-a", "tree")
+    assert out.returncode == 2 and time.perf_counter() - t0 < 20
+    assert len(out.stderr.strip().splitlines()) == 1 and "show prints schedules of up to" in out.stderr
+
+
+def test_show_lists_the_first_transfers_by_source_and_destination():
+    sched = cl.build("all_to_all", cl.Switch(40, bandwidth=1e9), "direct")
+    listed = sched.transfers(0, limit=5)
+    every = sorted(sched.transfers(0), key=lambda t: (t.src, t.dst))[:5]
+    assert listed == every
+    text = sched.format(max_transfers=3)
+    assert "(0 of V)" not in text and "more transfers" in text
