@@ -168,3 +168,27 @@ def test_show_lists_the_first_transfers_by_source_and_destination():
     assert listed == every
     text = sched.format(max_transfers=3)
     assert "(0 of V)" not in text and "more transfers" in text
+
+
+# -- 6. the largest systems, any number of dimensions ----------------------------------------
+
+@pytest.mark.parametrize("spec", ["torus:2x2x2x2x2x2x2", "mesh:2x2x2x2x2x2x2x2", "torus:3x3x3x3x3x3x3x3"])
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"])
+def test_tori_of_seven_or_more_dimensions(spec, collective):
+    """Seven axes once ended in IndexError (six axis names)."""
+    topo = cl.parse_topology(spec, bandwidth=1e9)
+    assert len(set(topo.axis_names)) == len(topo.dims)
+    e = cl.estimate(collective, topo, 2**20)
+    assert e.time >= e.bound.time * (1 - 1e-9)
+    if topo.num_ranks <= 64:      # replay tracks up to 64 ranks
+        cl.check(cl.build(collective, topo, "multi_axis" if collective != "all_to_all" else "direct"))
+
+
+def test_a_six_axis_torus_replays_with_every_axis_named():
+    cl.check(cl.build("all_reduce", cl.Torus((2,) * 6, bandwidth=1e9), "multi_axis"))
+
+
+def test_an_axis_past_the_sixth_is_named():
+    topo = cl.Torus((2,) * 8, bandwidth=1e9)
+    assert topo.axis_names[6:] == ("d6", "d7")
+    assert cl.estimate("all_reduce", topo, 2**20, axes="d7").time > 0
