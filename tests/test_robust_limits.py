@@ -192,3 +192,72 @@ def test_an_axis_past_the_sixth_is_named():
     topo = cl.Torus((2,) * 8, bandwidth=1e9)
     assert topo.axis_names[6:] == ("d6", "d7")
     assert cl.estimate("all_reduce", topo, 2**20, axes="d7").time > 0
+
+
+# -- 8. the run verb: strict JSON, null for one rank, no Hydra file left ----------------------
+
+def _mpi_or_skip():
+    why = cl.mpi.available()
+    if why:
+        pytest.skip(why)
+
+
+def _strict(text):
+    def refuse(name):
+        raise AssertionError(f"not strict JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_run_one_rank_calibrated_json_is_strict_with_null_bandwidths():
+    """`run --np 1 --calibrate --json` once printed NaN and an algbw of 0.8-1.0 GB/s."""
+    _mpi_or_skip()
+    out = cli("run", "--np", "1", "--calibrate", "--json", "-c", "all_reduce", "-s", "1MiB",
+              timeout=300)
+    assert out.returncode == 0, out.stderr
+    row = _strict(out.stdout)["rows"][0]
+    assert row["algbw"] is None and row["busbw"] is None and row["mpi_algbw"] is None
+    assert row["measured_over_predicted"] is None
+
+
+def test_strict_turns_every_non_finite_float_into_null():
+    from collectives_lib.mpi.results import strict
+    got = strict({"a": float("nan"), "b": [float("inf"), 1.0, np.float64("nan")], "c": "x"})
+    assert json.dumps(got, allow_nan=False) == '{"a": null, "b": [null, 1.0, null], "c": "x"}'
+
+
+def test_hydra_topology_files_of_a_launch_are_removed(tmp_path, monkeypatch):
+    """mpiexec writes /tmp/hydra_hwloc_xmlfile_* and leaves it when a rank fails or the
+    launcher is killed; the launcher (and rank 0, once every process has started) remove
+    the ones the launch made, and only those."""
+    import os
+    import time
+    from collectives_lib.mpi import launch
+    monkeypatch.setattr(launch, "HYDRA_FILES", str(tmp_path / "hydra_hwloc_xmlfile_"))
+    old = tmp_path / "hydra_hwloc_xmlfile_old"
+    old.write_text("x")
+    before, since = launch.hydra_files(), time.time()
+    ours = tmp_path / "hydra_hwloc_xmlfile_new"
+    ours.write_text("x")
+    other = tmp_path / "unrelated"
+    other.write_text("x")
+    assert launch.remove_hydra_files(before, since) == [str(ours)]
+    assert old.exists() and other.exists() and not ours.exists()
+    os.utime(old, (since + 5, since + 5))     # there before the launch: kept whatever its time
+    assert launch.remove_hydra_files(before, since) == []
+
+
+def test_a_killed_launcher_leaves_no_hydra_file():
+    _mpi_or_skip()
+    import os
+    import signal
+    import time
+    from collectives_lib.mpi.launch import hydra_files
+    before = set(hydra_files())
+    proc = subprocess.Popen([*CLI, "run", "--np", "2", "-c", "all_reduce", "-s", "64MiB",
+                             "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(6)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(8)
+    mine = [f for f in set(hydra_files()) - before if os.stat(f).st_mtime >= time.time() - 30]
+    assert not mine

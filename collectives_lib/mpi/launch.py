@@ -43,6 +43,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -54,6 +55,38 @@ from .processes import RUN_TOKEN, kill_tree, read_proc
 
 #: What to install when mpi4py or mpiexec is missing.
 INSTALL_HINT = "pip install mpi4py mpich"
+
+#: Where MPICH's Hydra writes its hwloc topology (the path is fixed in mpiexec, whatever
+#: TMPDIR says); it removes the file when it exits normally, not when a rank fails or the
+#: launcher is killed.
+HYDRA_FILES = "/tmp/hydra_hwloc_xmlfile_"
+
+
+def hydra_files() -> list[str]:
+    """Hydra's topology files now in /tmp."""
+    folder, prefix = os.path.split(HYDRA_FILES)
+    try:
+        return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.startswith(prefix))
+    except OSError:
+        return []
+
+
+def remove_hydra_files(before, since: float) -> list[str]:
+    """Remove Hydra's topology files that a launch made: not there ``before`` it, written
+    since ``since`` (s) and owned by this user. mpiexec reads its file only while starting
+    its proxies, so this is safe once the processes have started (or the run is over)."""
+    removed, old = [], set(before)
+    for path in hydra_files():
+        try:
+            st = os.stat(path)
+            if path in old or st.st_uid != os.getuid() or st.st_mtime < since - 1:
+                continue
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
 
 _LAUNCH_ENV = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMI_PORT", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
                "OMPI_COMM_WORLD_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS")
@@ -158,6 +191,8 @@ class _Launched:
         self.workdir = workdir
         self.token = token
         self.proc: subprocess.Popen | None = None
+        self.hydra_before: list[str] = hydra_files()   # Hydra's files already there
+        self.started = time.time()
 
     def stop(self) -> None:
         """Stop the process tree (if it is still there) and collect what it wrote."""
@@ -175,6 +210,7 @@ class _Launched:
 
     def remove_files(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+        remove_hydra_files(self.hydra_before, self.started)
 
     def at_exit(self) -> None:
         """The interpreter is exiting while the launch is under way (a daemon thread)."""
@@ -216,6 +252,7 @@ def _run(launched: _Launched, payload: dict, processes: int, guard: RunGuard, mp
     path = os.path.join(launched.workdir, "payload.pkl")
     me = read_proc(os.getpid())
     payload = dict(payload, remove=[path, launched.workdir],
+                   hydra=[launched.hydra_before, launched.started],
                    launcher=None if me is None else [socket.gethostname(), os.getpid(), me.start])
     child_env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_ENV}
     pkg_parent = str(Path(__file__).resolve().parents[2])
