@@ -22,6 +22,8 @@ Introduced in the chapter *A first look*.
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import enum
 from dataclasses import dataclass
@@ -230,9 +232,9 @@ class Schedule:
     def num_participants(self) -> int:
         return self.num_ranks + len(self.agents)
 
-    @property
+    @cached_property
     def num_slots(self) -> int:
-        return int(np.prod(self.slot_shape))
+        return math.prod(int(d) for d in self.slot_shape)
 
     @property
     def size_multiple(self) -> int:

@@ -165,9 +165,15 @@ def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
     big = too_large(alg, group, len(groups))
     if big is not None:
         closed = group.topology is not None and alg.closed_form(group, 1.0) is not None
-        raise CollectivesError(
-            big + ("; estimate answers with its closed form instead" if closed else
-                   "; use ring (its steps share one pattern, at any size) or fewer ranks"))
+        if closed:
+            hint = "; estimate answers with its closed form instead"
+        elif getattr(group.topology, "gpu_system", None) is not None:
+            hint = "; NCCL's model (model='nccl', --model nccl) times it at any size, or use fewer ranks"
+        elif alg.name != "ring":
+            hint = "; use ring (its steps share one pattern, at any size) or fewer ranks"
+        else:
+            hint = "; use fewer ranks"
+        raise CollectivesError(big + hint)
     local = alg.build(group)
     if group.n == 1 and local.steps:
         # one rank already holds its answer: nothing moves, whatever the algorithm (an

@@ -7,10 +7,10 @@ doubling, binomial, tree and direct builders declare theirs where they are
 registered (exact); this module gives every other algorithm one, so that no
 builder escapes the cap. A footprint may add a third figure, the longest route
 one of its transfers takes (1 for a neighbour), where that is shorter than the
-topology's longest. These are upper bounds on the transfers the built
-schedule holds (every step's, not only its distinct patterns), fitted to the
-builders and held to them by ``tests/test_registry.py``; the steps are the
-schedule's where they are known in closed form.
+topology's longest. These are upper bounds on the distinct transfers
+the built schedule holds (a pattern that steps repeat is held and routed once),
+fitted to the builders and held to them by ``tests/test_registry.py``; the steps
+are the schedule's where they are known in closed form.
 """
 
 from __future__ import annotations
@@ -55,11 +55,18 @@ def _neighbour(footprint):
     return size
 
 
-def _tiers(phases: int, steps: int | None = None):
-    """hierarchical: every rank sends once per step of each tier (the group's axes)."""
+def _tiers(phases: int, steps: int | None = None, *, repeats: bool = True):
+    """hierarchical: every rank sends once per step of each tier (the group's axes); over
+    a GPU cluster the all-gather's steps repeat two patterns (NVLink, the rails), N
+    transfers each; the all-to-all's do not."""
     def size(g: Group) -> tuple[int, int]:
-        tiers = sum(_axes_dims(g))
-        return phases * g.n * tiers, phases * tiers if steps is None else steps
+        dims = _axes_dims(g)
+        count = sum(d - 1 for d in dims)
+        if repeats and g.whole_cluster:
+            transfers = g.n * (2 if g.topology.num_nodes > 1 else 1)
+        else:
+            transfers = g.n * sum(dims)
+        return phases * transfers, phases * count if steps is None else steps
     return size
 
 
@@ -111,7 +118,7 @@ FOOTPRINTS = {
     ("all_gather", "hierarchical"): _tiers(1),
     ("reduce_scatter", "hierarchical"): _tiers(1),
     ("all_reduce", "hierarchical"): _tiers(2),
-    ("all_to_all", "hierarchical"): _tiers(1, 2),
+    ("all_to_all", "hierarchical"): _tiers(1, 2, repeats=False),
     ("all_reduce", "nvls_tree"): _nvls_tree,
     ("all_reduce", "collnet_direct"): _collnet(False),
     ("all_reduce", "collnet_chain"): _collnet(True),
