@@ -261,3 +261,56 @@ def test_a_killed_launcher_leaves_no_hydra_file():
     time.sleep(8)
     mine = [f for f in set(hydra_files()) - before if os.stat(f).st_mtime >= time.time() - 30]
     assert not mine
+
+
+# -- 10. random cases: answers against the API and their bounds ------------------------------
+
+def _random_topology(rng):
+    kind = rng.integers(7)
+    bw, lat = float(10 ** rng.uniform(8, 12)), float(rng.choice([0.0, 1e-7, 1e-6, 1e-4]))
+    if kind == 0:
+        return cl.Ring(int(rng.integers(1, 40)), bandwidth=bw, latency=lat)
+    if kind == 1:
+        return cl.Chain(int(rng.integers(1, 40)), bandwidth=bw, latency=lat)
+    if kind == 2:
+        return cl.Switch(int(rng.integers(1, 300)), bandwidth=bw, latency=lat,
+                         in_network=bool(rng.integers(2)))
+    if kind == 3:
+        dims = tuple(int(d) for d in rng.integers(1, 5, size=int(rng.integers(1, 8))))
+        return cl.Torus(dims, bandwidth=bw, latency=lat)
+    if kind == 4:
+        return cl.nvswitch_node(str(rng.choice(["dgx-h100", "dgx-a100", "dgx-b200"])),
+                                **({"bandwidth": bw} if rng.integers(2) else {"latency": lat}))
+    if kind == 5:
+        return cl.GpuCluster("dgx-h100", int(rng.integers(1, 5)),
+                             nvlink_bandwidth=bw * 4, nic_bandwidth=bw / 2)
+    return cl.GpuCluster("dgx-h100", int(rng.integers(1, 5)), nic_latency=lat or 1e-6)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_answers_stay_above_their_bounds(seed):
+    """Random topologies (overridden links included), collectives, sizes that are often
+    not whole elements, dtypes and both models: never below the bound, efficiency at
+    most 100%, nothing non-finite, one rank free, the sweep's row the estimate."""
+    rng = np.random.default_rng(seed)
+    topo = _random_topology(rng)
+    coll = str(rng.choice(["all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                           "broadcast", "reduce"]))
+    dtype = str(rng.choice(["float32", "bfloat16", "float64", "int8"]))
+    sizes = sorted({int(s) for s in 10 ** rng.uniform(0, 9, size=3)} | {int(rng.integers(1, 16))})
+    model = str(rng.choice(["ideal", "nccl"])) if topo.gpu_system is not None else "ideal"
+    try:
+        rows = cl.models.sweep(coll, topo, sizes, model=model, dtype=dtype)
+    except cl.CollectivesError as e:            # refused: one line
+        assert "\n" not in str(e)
+        return
+    for size, e in zip(sizes, rows):
+        assert math.isfinite(e.time) and e.time >= 0
+        assert e.time >= e.bound.time * (1 - 1e-9), (size, e.algorithm, e.time, e.bound.time)
+        assert e.efficiency <= 1 + 1e-9
+        if e.group_size == 1:
+            assert e.time == 0 and e.algbw is None
+        elif e.busbw is not None:
+            assert math.isfinite(e.busbw)
+        one = cl.estimate(coll, topo, size, model=model, dtype=dtype)
+        assert one.time == pytest.approx(e.time, rel=1e-9)
