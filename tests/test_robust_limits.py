@@ -231,7 +231,7 @@ def test_hydra_topology_files_of_a_launch_are_removed(tmp_path, monkeypatch):
     the ones the launch made, and only those."""
     import os
     import time
-    from collectives_lib.mpi import launch
+    from collectives_lib.mpi import processes as launch
     monkeypatch.setattr(launch, "HYDRA_FILES", str(tmp_path / "hydra_hwloc_xmlfile_"))
     old = tmp_path / "hydra_hwloc_xmlfile_old"
     old.write_text("x")
@@ -251,7 +251,7 @@ def test_a_killed_launcher_leaves_no_hydra_file():
     import os
     import signal
     import time
-    from collectives_lib.mpi.launch import hydra_files
+    from collectives_lib.mpi.processes import hydra_files
     before = set(hydra_files())
     proc = subprocess.Popen([*CLI, "run", "--np", "2", "-c", "all_reduce", "-s", "64MiB",
                              "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

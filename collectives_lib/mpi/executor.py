@@ -53,7 +53,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..schedule import REDUCE, Schedule, expand_box
 from .buffers import Layout, compare, expected_buffer, initial_buffer
-from .processes import read_proc, remove_segments, shm_segments
+from .processes import read_proc, remove_hydra_files, remove_segments, shm_segments
 from .schedules import MPI_NAMES, schedule_from_dict
 
 #: Marks the line of rank 0's stdout that carries the results (JSON) to the launcher.
@@ -566,7 +566,6 @@ def settle(world, payload: dict) -> None:
     remove_segments(shm_segments(os.getpid()))
     if world.Get_rank() == 0:
         if payload.get("hydra"):    # Hydra's topology file, read only while starting (launch.py)
-            from .launch import remove_hydra_files
             remove_hydra_files(*payload["hydra"])
         for path in payload.get("remove", ()):  # the file, then its directory
             try:

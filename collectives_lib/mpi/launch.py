@@ -51,41 +51,11 @@ from ..errors import CollectivesError
 from .errors import MPIRunError, MPIUnavailable
 from .executor import ERROR_MARK, RESULT_MARK
 from .guard import DeadlineExceeded, RunGuard, guarded
-from .processes import RUN_TOKEN, kill_tree, read_proc
+from .processes import RUN_TOKEN, hydra_files, kill_tree, read_proc, remove_hydra_files
 
 #: What to install when mpi4py or mpiexec is missing.
 INSTALL_HINT = "pip install mpi4py mpich"
 
-#: Where MPICH's Hydra writes its hwloc topology (the path is fixed in mpiexec, whatever
-#: TMPDIR says); it removes the file when it exits normally, not when a rank fails or the
-#: launcher is killed.
-HYDRA_FILES = "/tmp/hydra_hwloc_xmlfile_"
-
-
-def hydra_files() -> list[str]:
-    """Hydra's topology files now in /tmp."""
-    folder, prefix = os.path.split(HYDRA_FILES)
-    try:
-        return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.startswith(prefix))
-    except OSError:
-        return []
-
-
-def remove_hydra_files(before, since: float) -> list[str]:
-    """Remove Hydra's topology files that a launch made: not there ``before`` it, written
-    since ``since`` (s) and owned by this user. mpiexec reads its file only while starting
-    its proxies, so this is safe once the processes have started (or the run is over)."""
-    removed, old = [], set(before)
-    for path in hydra_files():
-        try:
-            st = os.stat(path)
-            if path in old or st.st_uid != os.getuid() or st.st_mtime < since - 1:
-                continue
-            os.unlink(path)
-            removed.append(path)
-        except OSError:
-            pass
-    return removed
 
 
 _LAUNCH_ENV = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMI_PORT", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
