@@ -1,4 +1,4 @@
-"""Benchmarks of the largest systems (issue 15): whole-process wall time and peak memory.
+"""Benchmarks of the largest systems: whole-process wall time and peak memory.
 
 Each case is one command-line call in a fresh interpreter, timed by ``/usr/bin/time``
 (wall seconds and peak resident set size), so the figures include starting
@@ -36,6 +36,15 @@ CASES = {
     "superpod-sweep": ("40-size sweep (8 B to 8 GiB), all-reduce on a SuperPod",
                        ["sweep", "-t", "dgx-h100:128", "-c", "all_reduce", "-b", "8", "-e", "8G",
                         "-f", "1.7", "--model", "ideal"]),
+    "gb200-100k-ideal": ("all-reduce, 100,800-GPU GB200 cluster, ideal model",
+                         ["estimate", "-t", "gb200-cluster:1400", "-c", "all_reduce", "-s", "1G",
+                          "--model", "ideal"]),
+    "nccl-sweep-1000": ("1,000-size NCCL-model sweep, all-reduce on a SuperPod",
+                        ["sweep", "-t", "dgx-h100:128", "-c", "all_reduce", "-b", "8", "-e", "8G",
+                         "-f", "1.0211"]),
+    "nccl-sweep-h100-cluster": ("100-size NCCL-model sweep, 102,400-GPU H100 cluster",
+                                ["sweep", "-t", "h100-cluster:12800", "-c", "all_reduce", "-b", "8",
+                                 "-e", "8G", "-f", "1.232"]),
     "hlo-20000": ("hlo: 20,000 collectives of distinct sizes, v5e 4x2",
                   ["hlo", "{hlo-20000}", "-t", "tpu-v5e:4x2", "--mesh", "x=4,y=2"]),
     "hlo-50MB": ("hlo: a 50 MB module (2,800 collectives among its ops), v5e 4x2",
@@ -78,7 +87,7 @@ def hlo_module(path: str, *, collectives: int = 0, nbytes: int = 0) -> None:
 
 _FILES = {"hlo-20000": {"collectives": 20000}, "hlo-50MB": {"nbytes": 50 * 10**6}}
 
-#: The other large inputs of issue 15 (no target: they must answer, or refuse in one line).
+#: Other large inputs (no target: they must answer, or refuse in one line).
 EXTRAS = {
     "chain-4096": ("chain all-reduce, 4,096 ranks",
                    ["estimate", "-t", "chain:4096", "--bandwidth", "45e9", "-c", "all_reduce",
@@ -124,7 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=60)
-    ap.add_argument("--extras", action="store_true", help="also the other inputs of issue 15")
+    ap.add_argument("--extras", action="store_true", help="also the other large inputs")
     ap.add_argument("names", nargs="*", help=f"cases to run (default the targets: {', '.join(CASES)})")
     args = ap.parse_args()
     table = {**CASES, **EXTRAS}

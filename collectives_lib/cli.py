@@ -290,11 +290,31 @@ def _algorithms(args, out) -> int:
     return 0
 
 
+#: The most transfers a schedule ``show`` builds may hold: it prints 64 of a step's.
+SHOW_MAX_TRANSFERS = 1_000_000
+
+
 def _show(args, out) -> int:
     topo, collective, axes, opts = _request(args)
+    _show_size(collective, topo, args.algorithm, axes, opts)
     sched = build(collective, topo, args.algorithm, axes=axes, **opts)
     out.write(sched.format(max_steps=args.max_steps) + "\n")
     return 0
+
+
+def _show_size(collective, topo, algorithm, axes, opts) -> None:
+    """Refuse, before building it, a schedule too large to read (its footprint)."""
+    from .builders import applicable, group_for, size_estimate
+    if algorithm_name(algorithm) == "auto":
+        return                       # auto's pick is built by estimate's own cap
+    group, groups = group_for(collective, topo, axes, opts)
+    alg = applicable(group, algorithm)
+    size = size_estimate(alg, group)
+    if size is not None and size[0] * len(groups) > SHOW_MAX_TRANSFERS:
+        raise CollectivesError(
+            f"show prints schedules of up to {SHOW_MAX_TRANSFERS:,} transfers; {alg.name} "
+            f"{collective} on {topo!r} would hold about {size[0] * len(groups):,}: time it with "
+            f"estimate, or show fewer ranks")
 
 
 # ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from .collective import Collective
 from .errors import CollectivesError
 from .schedule import Schedule
 from .topology import Topology
-from .units import format_bytes, format_rate, format_time
+from .units import element_size, format_bytes, format_rate, format_time
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,13 @@ class Estimate:
 
     @property
     def algbw(self) -> float | None:
-        """nccl-tests' algorithm bandwidth: size / time; None where nothing moves."""
-        return None if self.moves_nothing else self.nbytes / self.time
+        """nccl-tests' algorithm bandwidth: size / time, the size in whole elements (as
+        nccl-tests counts it: 7 bytes of float32 are one element, 4 bytes); None where
+        nothing moves."""
+        if self.moves_nothing:
+            return None
+        esize = element_size(self.dtype)
+        return (self.nbytes - self.nbytes % esize) / self.time
 
     @property
     def busbw(self) -> float | None:

@@ -22,6 +22,8 @@ Introduced in the chapter *A first look*.
 
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import enum
 from dataclasses import dataclass
@@ -230,9 +232,9 @@ class Schedule:
     def num_participants(self) -> int:
         return self.num_ranks + len(self.agents)
 
-    @property
+    @cached_property
     def num_slots(self) -> int:
-        return int(np.prod(self.slot_shape))
+        return math.prod(int(d) for d in self.slot_shape)
 
     @property
     def size_multiple(self) -> int:
@@ -322,13 +324,17 @@ class Schedule:
             return f"rank {p}"
         return self.agents[p - self.num_ranks]
 
-    def transfers(self, step: int) -> list[Transfer]:
-        """The transfers of step ``step`` (0-based) as objects."""
+    def transfers(self, step: int, limit: int | None = None) -> list[Transfer]:
+        """The transfers of step ``step`` (0-based) as objects; with ``limit``, only the
+        first ``limit`` by (source, destination), made without the others."""
         s = self.steps[step]
         t = s.traffic
         boxes = s.boxes
         out = []
-        for i in range(len(t)):
+        which = range(len(t))
+        if limit is not None:
+            which = np.lexsort((t.dst, t.src), axis=0)[:max(int(limit), 0)]
+        for i in which:
             path = None
             if t.path is not None and t.path[i] >= 0:
                 path = tuple(self.paths[int(t.path[i])])
@@ -380,9 +386,10 @@ class Schedule:
         for k, step in enumerate(self.steps[:max_steps]):
             stage = f" [{step.stage}]" if step.stage else ""
             lines.append(f"step {k + 1}{stage}:")
-            for tr in sorted(self.transfers(k), key=lambda t: (t.src, t.dst))[:max_transfers]:
+            for tr in self.transfers(k, limit=max_transfers):
                 frac = Fraction(tr.fraction).limit_denominator(1 << 20)
-                share = "V" if frac == 1 else f"{frac} of V"
+                share = ("V" if frac == 1 else f"{frac} of V" if frac else
+                         f"{tr.fraction:.3g} of V")          # finer than 1/2^20
                 lines.append(
                     f"  {self.participant_name(tr.src)} -> {self.participant_name(tr.dst)}: "
                     f"{tr.op.value} {self.chunk_label(tr.chunk)} ({share})"

@@ -153,6 +153,7 @@ class Result:
     timed_bytes: float = 0.0    # the whole array the time is for (every slot as large as the largest)
     note: str = ""              # how the size split, when not evenly
     stage_latencies: dict = field(default_factory=dict)   # each stage's latency part (its time at size 0)
+    element_size: int = 4       # bytes per element: algbw counts whole elements, as nccl-tests does
 
     def stages(self) -> "Stages":
         """The stages one after another: each one's time, its latency and bandwidth parts,
@@ -167,8 +168,10 @@ class Result:
 
     @property
     def algbw(self) -> float:
-        """nccl-tests' algorithm bandwidth: size / time (0 when no time passes)."""
-        return self.nbytes / self.time if self.time > 0 else 0.0
+        """nccl-tests' algorithm bandwidth: size / time, the size in whole elements as
+        nccl-tests counts it (0 when no time passes)."""
+        whole = self.nbytes - self.nbytes % self.element_size
+        return whole / self.time if self.time > 0 else 0.0
 
     @property
     def busbw(self) -> float:
@@ -430,6 +433,7 @@ def _simulate(schedule, topology, nbytes, placement, overhead, overlap, element_
         link_bytes=link_bytes, link_busy=link_busy, bottleneck_link=bottleneck_link,
         bottleneck=bottleneck, topology=topology, timed_bytes=timed, note=split.note(),
         stage_latencies={k: float(v[0]) for k, v in lat_stages.items()},
+        element_size=int(element_size),
     )
 
 

@@ -127,6 +127,8 @@ def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str
         units = [("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)]
     else:
         units = [("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
+    if not binary and math.isfinite(nbytes):
+        nbytes = float(f"{nbytes:.{digits}g}")    # 999.99... MB/s is 1 GB/s, not '1e3 MB/s'
     for name, scale in units:
         if abs(nbytes) >= scale:
             return f"{_sig(nbytes / scale, digits)} {name}"
@@ -137,6 +139,8 @@ def format_time(seconds: float, *, digits: int = 3) -> str:
     """``format_time(0.035) == '35 ms'``; microseconds print as ``µs``."""
     if seconds == 0:
         return "0 s"
+    if math.isfinite(seconds):
+        seconds = float(f"{seconds:.{digits}g}")    # 999.99... µs is 1 ms, not '1e3 µs'
     for name, scale in [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)]:
         if abs(seconds) >= scale:
             return f"{_sig(seconds / scale, digits)} {name}"

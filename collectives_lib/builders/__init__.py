@@ -25,6 +25,7 @@ GPU collectives.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 from typing import Any, Callable, Mapping
@@ -37,8 +38,11 @@ from ..errors import CollectivesError
 from ..schedule import Schedule, embed
 from ..topology import GpuCluster, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
+from . import footprints
 from .registry import (Algorithm, Group, algorithm_name, all_entries, default_algorithm, entries, entry,
                        known_names, nccl_names, size_estimate, steps_estimate, too_large)
+
+footprints.install()      # every builder under one size cap
 
 __all__ = ["Algorithm", "Group", "algorithm_name", "applicable", "build_group", "build_named", "buildable",
            "closed_form_for", "closed_form_instead", "default_algorithm", "group_for", "group_reasons",
@@ -147,9 +151,10 @@ def applicable(group: Group, algorithm: str) -> Algorithm:
 
 
 def closed_form_for(alg: Algorithm, group: Group, num_groups: int) -> str | None:
-    """Why the schedule of ``alg`` is too large to build on ``group`` when the algorithm
-    has a closed form to time it by instead; None when it can be built, or has no formula."""
-    why = too_large(alg, group, num_groups)
+    """Why the schedule of ``alg`` is too large to build on ``group`` (or is timed by its
+    formula there, :meth:`Algorithm.formula_reason`) when the algorithm has a closed form
+    to time it by instead; None when it can be built, or has no formula."""
+    why = too_large(alg, group, num_groups) or alg.formula_reason(group)
     if why is None or group.topology is None or alg.closed_form(group, 1.0) is None:
         return None
     return why
@@ -160,10 +165,20 @@ def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
     big = too_large(alg, group, len(groups))
     if big is not None:
         closed = group.topology is not None and alg.closed_form(group, 1.0) is not None
-        raise CollectivesError(
-            big + ("; estimate answers with its closed form instead" if closed else
-                   "; use ring (its steps share one pattern, at any size) or fewer ranks"))
+        if closed:
+            hint = "; estimate answers with its closed form instead"
+        elif getattr(group.topology, "gpu_system", None) is not None:
+            hint = "; NCCL's model (model='nccl', --model nccl) times it at any size, or use fewer ranks"
+        elif alg.name != "ring":
+            hint = "; use ring (its steps share one pattern, at any size) or fewer ranks"
+        else:
+            hint = "; use fewer ranks"
+        raise CollectivesError(big + hint)
     local = alg.build(group)
+    if group.n == 1 and local.steps:
+        # one rank already holds its answer: nothing moves, whatever the algorithm (an
+        # in-network one would otherwise send the array through the switch and back)
+        local = dataclasses.replace(local, steps=(), agents=(), pipelined=False)
     if group.topology is None:
         return local
     return embed(local, groups, group.topology.num_ranks, agent_name=_agent_namer(group.topology, groups))

@@ -147,6 +147,12 @@ class Algorithm:
     size: Callable[[Group], tuple[int, int] | None] | None = None   # (distinct transfers, steps), before building
     default: bool = False        # what runs when no algorithm is named and nothing chooses (``collectives run``)
     in_network: bool = False     # the switches reduce (NVLS, SHARP, CollNet): held to the in-network bound
+    by_formula: Callable[[Group], str | None] | None = None   # why its closed form times it here, if it does
+
+    def formula_reason(self, group: Group) -> str | None:
+        """Why ``group`` is timed by the closed form even where the schedule can be built
+        (the schedule's slots are finer than the elements it would carry), else None."""
+        return None if self.by_formula is None else self.by_formula(group)
 
     def reason(self, group: Group) -> str | None:
         """None when the algorithm applies to ``group``, else why not."""
@@ -191,13 +197,14 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
              description: str, cost: Callable[[Group, float], float | None] | None = None,
              family: str = "", nccl: str | None = None,
              size: Callable[[Group], tuple[int, int] | None] | None = None, default: bool = False,
-             in_network: bool = False):
+             in_network: bool = False, by_formula: Callable[[Group], str | None] | None = None):
     """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``.
 
     ``nccl`` is NCCL's name for the algorithm where NCCL runs it; ``size`` says how
     many distinct transfers and steps a group's schedule holds, before building it;
     ``default`` marks the one algorithm that runs when none is named and nothing
-    chooses (the MPI runner); ``in_network`` an algorithm whose switches reduce."""
+    chooses (the MPI runner); ``in_network`` an algorithm whose switches reduce;
+    ``by_formula(group)`` says why the closed form times it on ``group`` (else None)."""
     coll = as_collective(collective)
 
     def decorate(builder: Callable[[Group], Schedule]) -> Callable[[Group], Schedule]:
@@ -210,7 +217,7 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
         if default and any(a.default for a in table.values()):
             raise CollectivesError(f"{coll} has two default algorithms")
         table[name] = Algorithm(name, coll, builder, applies, description, cost, fam, nccl, size, default,
-                                in_network)
+                                in_network, by_formula)
         order = sorted(table.values(), key=lambda a: FAMILIES.index(a.family))   # stable
         _REGISTRY[coll] = {a.name: a for a in order}
         return builder
@@ -315,6 +322,8 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
     if size is None:
         return None
     hops = getattr(group.topology, "max_hops", None)
+    if len(size) > 2 and size[2] is not None and hops is not None:
+        hops = min(hops, int(size[2]))        # its transfers go no further than this
     if size[0] * num_groups <= MAX_TRANSFERS:
         if hops is None or size[0] * num_groups * hops <= MAX_ROUTED:
             return None
@@ -322,5 +331,5 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
                 f"transfers over up to {hops:,} links each, beyond the {MAX_ROUTED:,} (transfer, link) "
                 f"pairs a schedule may hold")
     return (f"{alg.name} {alg.collective} on {where} would hold about "
-            f"{size[0] * num_groups:,} transfers (it grows as N^2), beyond the "
+            f"{size[0] * num_groups:,} transfers, beyond the "
             f"{MAX_TRANSFERS:,} a schedule may hold")

@@ -241,10 +241,12 @@ def _line_size(kind: str, phases: int):
     """A line's footprint: N-1 steps per phase (N/2 both ways round a ring). A chain's steps
     each hold different transfers, N(N-1) per phase in all; a ring's repeat patterns: one of
     N one way; both ways one of 2N, or for even N one more for the last step (2N again, or N
-    for whole blocks). NCCL's channels over a whole cluster: not known."""
+    for whole blocks). NCCL's channels over a whole cluster: N transfers per channel and phase."""
     def size(g: Group) -> tuple[int, int] | None:
-        if g.whole_cluster:
-            return None
+        if g.whole_cluster:     # NCCL's channels: one ring per GPU of a node (one on one node)
+            topo = g.topology
+            channels = topo.gpus_per_node if topo.num_nodes > 1 else 1
+            return (phases * g.n * channels, phases * (g.n - 1)) if kind == "ring" else None
         n = g.n
         if kind == "chain":
             return phases * n * (n - 1), phases * (n - 1)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import Schedule, Step, Traffic, all_reduce_from, dual
+from ..topology.torus import axis_names
 from .registry import Group, register
 from .rings import LINE_ALL_GATHERS, axis_kind
 
@@ -161,7 +162,7 @@ def mesh_all_gather(group_shape, kinds: Sequence[str], *, multi: bool = True,
         done: list[int] = [] if outer is None else [outer]
         for axis in ordr:
             seq.append(lift_line(lines[axis], dims, axis, sorted(done), slot_shape, j,
-                                  f"axis {'xyzwvu'[axis]}", cache) if dims[axis] > 1 else [])
+                                  f"axis {axis_names(len(dims))[axis]}", cache) if dims[axis] > 1 else [])
             done.append(axis)
         phases.append(seq)
     steps = list(first) + _merge_parts(phases, Di, parts, outer is not None)

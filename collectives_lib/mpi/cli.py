@@ -203,7 +203,7 @@ def _run_launch(args, timeout: float, err):
 
 def _run_emit(result, as_json: bool, out) -> None:
     from . import format_table
-    out.write((json.dumps(result.as_dict()) if as_json else format_table(result)) + "\n")
+    out.write((json.dumps(result.as_dict(), allow_nan=False) if as_json else format_table(result)) + "\n")
     out.flush()
 
 

@@ -53,7 +53,7 @@ import numpy as np
 from ..errors import CollectivesError
 from ..schedule import REDUCE, Schedule, expand_box
 from .buffers import Layout, compare, expected_buffer, initial_buffer
-from .processes import read_proc, remove_segments, shm_segments
+from .processes import read_proc, remove_hydra_files, remove_segments, shm_segments
 from .schedules import MPI_NAMES, schedule_from_dict
 
 #: Marks the line of rank 0's stdout that carries the results (JSON) to the launcher.
@@ -435,10 +435,11 @@ def _run_size(world, sched: Schedule, nbytes: int, case: dict, opts: dict, comm,
         "time_max_s": float(all_t[:, 0].max()) if iters else float("nan"),
         "step_times_s": [float(v) for v in med[1:]],
         "mpi": MPI_NAMES[sched.collective], "mpi_time_s": tm,
-        "algbw": layout.nbytes / t if t > 0 else float("inf"),
-        "busbw": layout.nbytes / t * factor if t > 0 else float("inf"),
-        "mpi_algbw": layout.nbytes / tm if tm > 0 else float("inf"),
-        "mpi_busbw": layout.nbytes / tm * factor if tm > 0 else float("inf"),
+        # one rank per group moves nothing: its bandwidths do not apply (null, as estimate says)
+        "algbw": layout.nbytes / t if t > 0 and sched.group_size > 1 else None,
+        "busbw": layout.nbytes / t * factor if t > 0 and sched.group_size > 1 else None,
+        "mpi_algbw": layout.nbytes / tm if tm > 0 and sched.group_size > 1 else None,
+        "mpi_busbw": layout.nbytes / tm * factor if tm > 0 and sched.group_size > 1 else None,
         "correct": not errors and not mpi_errors,
         "schedule_correct": not errors, "mpi_correct": not mpi_errors,
         "error": "; ".join((errors + mpi_errors)[:3]),
@@ -564,6 +565,8 @@ def settle(world, payload: dict) -> None:
     world.Barrier()  # every process is past MPI_Init: each has mapped the segment, read the payload
     remove_segments(shm_segments(os.getpid()))
     if world.Get_rank() == 0:
+        if payload.get("hydra"):    # Hydra's topology file, read only while starting (launch.py)
+            remove_hydra_files(*payload["hydra"])
         for path in payload.get("remove", ()):  # the file, then its directory
             try:
                 if os.path.isdir(path):

@@ -43,6 +43,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -50,10 +51,12 @@ from ..errors import CollectivesError
 from .errors import MPIRunError, MPIUnavailable
 from .executor import ERROR_MARK, RESULT_MARK
 from .guard import DeadlineExceeded, RunGuard, guarded
-from .processes import RUN_TOKEN, kill_tree, read_proc
+from .processes import RUN_TOKEN, hydra_files, kill_tree, read_proc, remove_hydra_files
 
 #: What to install when mpi4py or mpiexec is missing.
 INSTALL_HINT = "pip install mpi4py mpich"
+
+
 
 _LAUNCH_ENV = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMI_PORT", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
                "OMPI_COMM_WORLD_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS")
@@ -158,6 +161,8 @@ class _Launched:
         self.workdir = workdir
         self.token = token
         self.proc: subprocess.Popen | None = None
+        self.hydra_before: list[str] = hydra_files()   # Hydra's files already there
+        self.started = time.time()
 
     def stop(self) -> None:
         """Stop the process tree (if it is still there) and collect what it wrote."""
@@ -175,6 +180,7 @@ class _Launched:
 
     def remove_files(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+        remove_hydra_files(self.hydra_before, self.started)
 
     def at_exit(self) -> None:
         """The interpreter is exiting while the launch is under way (a daemon thread)."""
@@ -216,6 +222,7 @@ def _run(launched: _Launched, payload: dict, processes: int, guard: RunGuard, mp
     path = os.path.join(launched.workdir, "payload.pkl")
     me = read_proc(os.getpid())
     payload = dict(payload, remove=[path, launched.workdir],
+                   hydra=[launched.hydra_before, launched.started],
                    launcher=None if me is None else [socket.gethostname(), os.getpid(), me.start])
     child_env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_ENV}
     pkg_parent = str(Path(__file__).resolve().parents[2])

@@ -192,3 +192,35 @@ def remove_segments(paths) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+#: Where MPICH's Hydra writes its hwloc topology (the path is fixed in mpiexec, whatever
+#: TMPDIR says); it removes the file when it exits normally, not when a rank fails or the
+#: launcher is killed.
+HYDRA_FILES = "/tmp/hydra_hwloc_xmlfile_"
+
+
+def hydra_files() -> list[str]:
+    """Hydra's topology files now in /tmp."""
+    folder, prefix = os.path.split(HYDRA_FILES)
+    try:
+        return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.startswith(prefix))
+    except OSError:
+        return []
+
+
+def remove_hydra_files(before, since: float) -> list[str]:
+    """Remove Hydra's topology files that a launch made: not there ``before`` it, written
+    since ``since`` (s) and owned by this user. mpiexec reads its file only while starting
+    its proxies, so this is safe once the processes have started (or the run is over)."""
+    removed, old = [], set(before)
+    for path in hydra_files():
+        try:
+            st = os.stat(path)
+            if path in old or st.st_uid != os.getuid() or st.st_mtime < since - 1:
+                continue
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed

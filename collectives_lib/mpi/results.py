@@ -46,9 +46,21 @@ class RunResult:
             c = self.calibration
             cal = {"alpha_s": c.alpha, "beta_s_per_byte": c.beta, "bandwidth": c.bandwidth,
                    "method": c.method, "sizes": list(c.sizes), "times_s": list(c.times)}
-        return {"library": self.library, "world_size": self.world_size, "hosts": self.hosts,
-                "iters": self.iters, "warmup": self.warmup, "calibration": cal, "rows": self.rows,
-                "ok": self.ok}
+        return strict({"library": self.library, "world_size": self.world_size, "hosts": self.hosts,
+                       "iters": self.iters, "warmup": self.warmup, "calibration": cal,
+                       "rows": self.rows, "ok": self.ok})
+
+
+def strict(value):
+    """``value`` with every float that is not finite (NaN, inf) as None, so that
+    ``json.dumps(..., allow_nan=False)`` writes strict JSON (``null``)."""
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value
 
 
 

@@ -60,8 +60,9 @@ def finish(result: dict, calibration: Calibration | None, predict: bool,
                 p = float(cal.predict(schedules[r["case_index"]], [r["size_bytes"]])[0])
             except CollectivesError:  # a participant the Switch model has no place for
                 p = float("nan")
-            r["predicted_s"] = p
-            r["measured_over_predicted"] = r["time_s"] / p if p > 0 else float("nan")
+            r["predicted_s"] = p if np.isfinite(p) else None
+            # nothing to compare with where the prediction is 0 (one rank) or unknown
+            r["measured_over_predicted"] = r["time_s"] / p if np.isfinite(p) and p > 0 else None
     return RunResult(rows, cal, result.get("library", ""), int(result.get("world_size", 0)),
                      list(result.get("hosts", [])), int(result.get("iters", 0)),
                      int(result.get("warmup", 0)))

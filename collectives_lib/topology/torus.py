@@ -22,6 +22,11 @@ from .graph import disjoint_paths_between
 AXIS_NAMES = ("x", "y", "z", "w", "v", "u")
 
 
+def axis_names(count: int) -> tuple[str, ...]:
+    """The names of a mesh's ``count`` axes: x, y, z, w, v, u, then d6, d7, ..."""
+    return AXIS_NAMES[:count] + tuple(f"d{i}" for i in range(len(AXIS_NAMES), count))
+
+
 class Torus(Topology):
     """An n-dimensional torus; ``wraparound`` per axis (a mesh where none wraps).
 
@@ -65,7 +70,7 @@ class Torus(Topology):
         self.num_ranks = int(np.prod(dims))
         self.num_vertices = self.num_ranks
         self.mesh_shape = dims
-        self.axis_names = AXIS_NAMES[: len(dims)]
+        self.axis_names = axis_names(len(dims))
 
     def _identity(self) -> tuple:
         return (self.dims, self.wraparound, self.bidirectional, self.bandwidth, self.latency,
