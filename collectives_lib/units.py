@@ -136,11 +136,14 @@ def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str
 
 
 def format_time(seconds: float, *, digits: int = 3) -> str:
-    """``format_time(0.035) == '35 ms'``; microseconds print as ``µs``."""
+    """``format_time(0.035) == '35 ms'``; microseconds print as ``µs``; a thousand
+    seconds and more as whole seconds (``format_time(1099.7) == '1,100 s'``)."""
     if seconds == 0:
         return "0 s"
     if math.isfinite(seconds):
         seconds = float(f"{seconds:.{digits}g}")    # 999.99... µs is 1 ms, not '1e3 µs'
+        if abs(seconds) >= 1000:                    # not '1.1e3 s'
+            return f"{seconds:,.0f} s"
     for name, scale in [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)]:
         if abs(seconds) >= scale:
             return f"{_sig(seconds / scale, digits)} {name}"

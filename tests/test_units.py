@@ -32,4 +32,7 @@ def test_formatting():
     assert format_bytes(512) == "512 B"
     assert format_time(0.035) == "35 ms"
     assert format_time(1e-6) == "1 µs"
+    # a thousand seconds and more: whole seconds, never '1.1e3 s'
+    assert format_time(1099.7) == "1,100 s" and format_time(999.9) == "1,000 s"
+    assert format_time(3.2e6) == "3,200,000 s" and format_time(999.4) == "999 s"
     assert format_rate(4.5e11) == "450 GB/s"
