@@ -32,6 +32,7 @@ def test_overlap_step_by_hand():
     # comm longer than the slowed compute: the step is the collective
     t = cl.scaling.overlap_step(3.0, 10.0, 2.0, 8.0)
     assert t.overlapped == 10.0 and t.bound == 8.0
+    assert t.compute_end == 6.0 and s.compute_end == pytest.approx(12.0)
     # no slow-down: max(compute, comm), the lower bound when comm hits its bound
     u = cl.scaling.overlap_step(5.0, 4.0, 1.0, 4.0)
     assert u.overlapped == 5.0 == u.bound

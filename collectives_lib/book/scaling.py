@@ -473,6 +473,11 @@ class OverlapStep:
         return self.compute + self.comm * (1 - 1 / self.slowdown)
 
     @property
+    def compute_end(self) -> float:
+        """When the compute ends, overlapped: slowed throughout if the collective outlasts it."""
+        return min(self.overlapped, self.compute * self.slowdown)
+
+    @property
     def bound(self) -> float:
         """No step is shorter than its compute alone or its collective's lower bound."""
         return max(self.compute, self.comm_bound)
