@@ -2,7 +2,8 @@
 flows hashed onto equal-cost paths.
 
 Introduced in the chapters *Why communication decides scaling*, *Depth,
-trees and the network roofline* and *Fabrics and scale-out realities* (ECMP).
+trees and the network roofline*, *Fabrics and scale-out realities* (ECMP) and
+*Overlapping communication with compute on GPUs* (SMs taken by NCCL's channels).
 """
 
 from __future__ import annotations
@@ -420,3 +421,81 @@ def gpipe_schedule(stages: int, microbatches: int, *, forward: float = 1.0,
                            t0 + ((p - 1 - s) + (m - j)) * backward)
               for s in range(p) for j in range(m)]
     return sorted(tasks, key=lambda t: (t.start, t.stage))
+
+
+# ---------------------------------------------------------------------------
+# Overlap: a collective's CTAs take SMs from the compute beside it
+# ---------------------------------------------------------------------------
+
+#: Streaming multiprocessors per GPU (NVIDIA's datasheets and architecture whitepapers).
+SM_COUNT = {"H100 SXM": 132, "H100 PCIe": 114, "H200 SXM": 132, "A100 SXM": 108}
+
+
+def sm_count(gpu: str) -> int:
+    """The SMs of ``gpu`` (a name as :func:`collectives_lib.hardware.gpu_system` gives it)."""
+    if gpu not in SM_COUNT:
+        raise CollectivesError(f"no SM count for GPU {gpu!r}; known: {', '.join(SM_COUNT)}")
+    return SM_COUNT[gpu]
+
+
+def sm_slowdown(ctas: int, sms: int) -> float:
+    """How much longer SM-bound compute takes while ``ctas`` of the GPU's ``sms`` SMs
+    run a collective (one CTA per SM): ``sms / (sms - ctas)``. The book's model:
+    it ignores the HBM bandwidth and L2 the two kernels also share."""
+    if not (isinstance(sms, (int, np.integer)) and sms >= 1):
+        raise CollectivesError(f"sms must be a whole number of SMs >= 1, got {sms!r}")
+    if not (isinstance(ctas, (int, np.integer)) and 0 <= ctas < sms):
+        raise CollectivesError(f"ctas must be a whole number from 0 to {sms - 1} (fewer than the "
+                               f"GPU's {sms} SMs), got {ctas!r}")
+    return sms / (sms - ctas)
+
+
+@dataclass(frozen=True)
+class OverlapStep:
+    """A step of ``compute`` seconds beside a collective of ``comm`` seconds."""
+
+    compute: float
+    comm: float
+    slowdown: float               # compute runs this much slower while the collective runs
+    comm_bound: float             # the collective's lower bound
+
+    @property
+    def serial(self) -> float:
+        """Compute, then the collective: no overlap."""
+        return self.compute + self.comm
+
+    @property
+    def overlapped(self) -> float:
+        """Both at once from the start: the compute done during the collective runs
+        at ``1 / slowdown`` of its speed; the rest at full speed."""
+        if self.comm >= self.compute * self.slowdown:
+            return self.comm
+        return self.compute + self.comm * (1 - 1 / self.slowdown)
+
+    @property
+    def compute_end(self) -> float:
+        """When the compute ends, overlapped: slowed throughout if the collective outlasts it."""
+        return min(self.overlapped, self.compute * self.slowdown)
+
+    @property
+    def bound(self) -> float:
+        """No step is shorter than its compute alone or its collective's lower bound."""
+        return max(self.compute, self.comm_bound)
+
+    @property
+    def exposed(self) -> float:
+        """What the collective adds to the compute alone when overlapped."""
+        return self.overlapped - self.compute
+
+
+def overlap_step(compute: float, comm: float, slowdown: float = 1.0, comm_bound: float = 0.0) -> OverlapStep:
+    """:class:`OverlapStep` of ``compute`` and ``comm`` seconds, checked."""
+    for name, v in (("compute", compute), ("comm", comm), ("comm_bound", comm_bound)):
+        if not (isinstance(v, (int, float, np.integer, np.floating)) and np.isfinite(v) and v >= 0):
+            raise CollectivesError(f"{name} must be a time >= 0 s, got {v!r}")
+    if not (isinstance(slowdown, (int, float, np.integer, np.floating)) and np.isfinite(slowdown)
+            and slowdown >= 1):
+        raise CollectivesError(f"slowdown must be a factor >= 1, got {slowdown!r}")
+    if comm_bound > comm * (1 + 1e-9):
+        raise CollectivesError(f"comm_bound ({comm_bound!r} s) cannot exceed comm ({comm!r} s)")
+    return OverlapStep(float(compute), float(comm), float(slowdown), float(comm_bound))
