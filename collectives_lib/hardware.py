@@ -621,6 +621,18 @@ PEAK_FLOPS: dict[str, dict[str, Figure]] = {
 }
 
 
+#: Streaming multiprocessors per GPU: NCCL runs each channel as one CTA on one SM, which
+#: concurrent kernels then lack (introduced in the chapter *Overlapping communication
+#: with compute on GPUs*).
+SM_COUNT: dict[str, Figure] = {
+    "H100 SXM": _f(132, "SMs", "nv-hopper-arch"),
+    "H100 PCIe": _f(114, "SMs", "nv-hopper-arch"),
+    "H200 SXM": _f(132, "SMs", "nv-hopper-arch",
+                   "the H100 SXM5's GH100 configuration; H200 changes the memory (HBM3e), not the SMs"),
+    "A100 SXM": _f(108, "SMs", "nv-ampere-arch"),
+}
+
+
 # ---------------------------------------------------------------------------
 # The interconnect ladder (one-way figures unless noted)
 # ---------------------------------------------------------------------------
@@ -749,6 +761,8 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"nvlink.{key}", value))
     for key, value in NVLINK_LINKS_PER_GPU.items():
         out.append((f"nvlink_links.{key}", value))
+    for key, value in SM_COUNT.items():
+        out.append((f"sms.{key}", value))
     for key, value in LADDER.items():
         out.append((f"ladder.{key}", value))
     for key, value in MEASURED.items():

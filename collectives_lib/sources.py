@@ -44,6 +44,12 @@ SOURCES: dict[str, tuple[str, str]] = {
                       "8e77d607c06f8c8603568ba7e49e65f8ff88c1b8/nccl/README.md"),
     "nv-h100": ("NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
                 "https://www.nvidia.com/en-us/data-center/h100/"),
+    "nv-hopper-arch": ("NVIDIA H100 Tensor Core GPU Architecture whitepaper (GH100: 132 SMs on H100 SXM5, "
+                       "114 on H100 PCIe)",
+                       "https://resources.nvidia.com/en-us-tensor-core"),
+    "nv-ampere-arch": ("NVIDIA A100 Tensor Core GPU Architecture whitepaper (GA100: 108 SMs on A100)",
+                       "https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/"
+                       "nvidia-ampere-architecture-whitepaper.pdf"),
     "nv-a100": ("NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)",
                 "https://www.nvidia.com/en-us/data-center/a100/"),
     "nv-b200": ("NVIDIA DGX B200 datasheet",

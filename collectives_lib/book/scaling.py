@@ -428,14 +428,14 @@ def gpipe_schedule(stages: int, microbatches: int, *, forward: float = 1.0,
 # ---------------------------------------------------------------------------
 
 #: Streaming multiprocessors per GPU (NVIDIA's datasheets and architecture whitepapers).
-SM_COUNT = {"H100 SXM": 132, "H100 PCIe": 114, "H200 SXM": 132, "A100 SXM": 108}
 
 
 def sm_count(gpu: str) -> int:
     """The SMs of ``gpu`` (a name as :func:`collectives_lib.hardware.gpu_system` gives it)."""
+    from ..hardware import SM_COUNT      # each count with its source
     if gpu not in SM_COUNT:
         raise CollectivesError(f"no SM count for GPU {gpu!r}; known: {', '.join(SM_COUNT)}")
-    return SM_COUNT[gpu]
+    return int(SM_COUNT[gpu])
 
 
 def sm_slowdown(ctas: int, sms: int) -> float:
