@@ -120,3 +120,11 @@ def test_bad_mesh_is_named(pod, mesh, message):
 def test_unknown_axis_is_named(pod):
     with pytest.raises(cl.CollectivesError, match="unknown axis 'ep'"):
         cl.estimate("all_reduce", with_mesh(pod, {"dp": 16, "tp": 8}), ACT, axes=["ep"])
+
+
+def test_pipeline_step_of_a_whole_stage_is_one_activation_per_nic(pod):
+    # the 8 GPUs of node 0 each send an activation to their counterpart on node 8
+    t = cl.time_flows(pod, [(g, 64 + g, ACT) for g in range(8)]).time
+    assert t == pytest.approx(ACT / nic(pod), rel=0.01)
+    across = cl.estimate("send", cl.parse_topology("dgx-h100:2"), ACT, model="nccl")
+    assert across.time >= t
