@@ -250,3 +250,19 @@ def test_one_gpu_per_node_searches_as_nccl():
     doubled by NCCL's DupChannels into 2 of 24 GB/s."""
     g = search(hw.NCCL_PROFILES["hopper"], nodes=2, ppn=1, nics=1)["ring"]
     assert (g.channels, g.bw_inter) == (2, 24.0)
+
+
+@pytest.mark.parametrize("spec, axes", [("dgx-h100:16:nics=2x200", ["node"]), ("dgx-a100:4:nics=4x200", ["node"]),
+                                         ("dgx-h100:4:nics=2x400", ["node"])])
+def test_groups_that_share_a_nodes_nics_get_their_share(spec, axes):
+    """Over axes="node" every GPU's group runs at once: with fewer NICs than GPUs they share
+    them, so NCCL's model (which sees one communicator alone) is scaled to each one's share
+    and never answers below the bound (it took 85 ms against a 322 ms bound on 2x200G)."""
+    topo = cl.parse_topology(spec)
+    e = cl.estimate("all_reduce", topo, 1 << 30, axes=axes, model="nccl")
+    assert e.time >= e.bound.time
+    alone = cl.parse_topology(spec.split(":nics=")[0])      # a NIC per GPU: nothing shared
+    full = cl.estimate("all_reduce", alone, 1 << 30, axes=axes, model="nccl")
+    nics, rate = spec.split(":nics=")[1].split("x")
+    per_gpu = int(nics) * float(rate) / topo.gpus_per_node / (float(alone.nic_rate) / 1e9 * 8)
+    assert e.time == pytest.approx(full.time / per_gpu, rel=0.15)

@@ -51,18 +51,24 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
     collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
-    profile, nics, scale = machine(topology, s, ppn)
+    profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, axes))
     over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
                      oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0))
 
 
-def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.NcclProfile, int, Scale]:
+def machine(topology: Topology, system: hw.GpuSystem, ppn: int, *,
+            groups_per_node: int = 1) -> tuple[hw.NcclProfile, int, Scale]:
     """What NCCL's topology code would see on ``topology`` for a communicator of ``ppn``
     GPUs per node: the profile (the preset's, with the machine's own NIC speed), the
     NICs per node it reaches, and how far the topology's overridden link figures are
-    from the preset's (:class:`~collectives_lib.nccl.tuner.Scale`)."""
+    from the preset's (:class:`~collectives_lib.nccl.tuner.Scale`).
+
+    ``groups_per_node`` communicators running at once on each node (the groups of an
+    axis, say one per GPU over ``axes="node"``) share the node's NICs: where their
+    NICs together are more than the node has, each gets its share, and the network
+    bandwidths are scaled down by it (NCCL's tuner sees one communicator alone)."""
     profile = system.nccl
     topology = getattr(topology, "base", topology)          # a program's mesh laid on a preset: the preset
     if isinstance(topology, GpuCluster):
@@ -72,8 +78,9 @@ def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.Nccl
         # the NICs this communicator's GPUs use: their share of the node's (at least one)
         nics = max(1, round(topology.nics_per_node * ppn / topology.gpus_per_node))
         share = topology.nics_per_node * topology.nic_rate / topology.gpus_per_node
+        shared = min(1.0, topology.nics_per_node / (max(1, groups_per_node) * nics))
         scale = Scale(nvlink=topology.nvlink_bandwidth / float(system.nvlink_bandwidth),
-                      net=topology.nic_bandwidth / share,
+                      net=topology.nic_bandwidth / share * shared,
                       nvlink_latency=_ratio(topology.nvlink_latency, system.nvlink_latency),
                       net_latency=_ratio(topology.nic_latency, system.nic_latency))
         return profile, nics, scale
@@ -85,6 +92,15 @@ def machine(topology: Topology, system: hw.GpuSystem, ppn: int) -> tuple[hw.Nccl
 def _ratio(value: float, preset) -> float:
     base = float(preset)
     return value / base if base > 0 else 1.0
+
+
+def _groups_per_node(topology: Topology, axes) -> int:
+    """How many of the axis's groups (all running at once) have ranks on the node of
+    the first group's first rank."""
+    groups = np.asarray(topology.axis_groups(axes))
+    per = getattr(topology, "gpus_per_node", topology.num_ranks)
+    node = int(groups[0][0]) // per
+    return int(np.any(groups // per == node, axis=1).sum())
 
 
 def _span(topology: Topology, axes) -> tuple[int, int]:
