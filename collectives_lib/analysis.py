@@ -19,6 +19,7 @@ Introduced in the chapter *A first look*; every chapter uses it.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -663,26 +664,58 @@ class Comparison:
                 "sizes": list(self.sizes),
                 "rows": {k: [e.as_dict() for e in v] for k, v in self.rows.items()}}
 
+    def _block(self, labels: list[str], wide: bool, algbw: bool) -> list[str]:
+        """One table of nccl-tests' columns for ``labels``: size (and, ``wide``, count and
+        type), then per algorithm time, (``algbw``,) busbw and its share of the bound."""
+        first = self.rows[labels[0]][0]
+        esize = element_size(first.dtype)
+        cols = [("time", "(us)", 9)] + ([("algbw", "(GB/s)", 7)] if algbw else []) + [
+            ("busbw", "(GB/s)", 7), ("bound", "", 6)]
+        span = sum(w + 1 for _, _, w in cols) - 1
+        left = [("size", "(B)", 12)] + ([("count", "(elements)", 12), ("type", "", 8)] if wide else [])
+
+        def head(pick):
+            return ("# " + " ".join(f"{pick(c):>{c[2]}}" for c in left)[1:] + "".join(
+                " " + " ".join(f"{pick(c):>{c[2]}}" for c in cols) for _ in labels)).rstrip()
+
+        names = ("# " + " ".join(" " * w for _, _, w in left)[1:]
+                 + "".join(f" {k[:span]:>{span}}" for k in labels)).rstrip()
+        lines = [names, head(lambda c: c[0]), head(lambda c: c[1])]
+
+        def rate(r):
+            return "n/a" if r is None else f"{r / 1e9:.2f}"
+
+        for i, size in enumerate(self.sizes):
+            cells = [f"{size:>12d}"] + ([f"{size // esize:>12d}", f"{first.dtype:>8}"] if wide else [])
+            for k in labels:
+                e = self.rows[k][i]
+                vals = [f"{e.time * 1e6:.2f}"] + ([rate(e.algbw)] if algbw else []) + [
+                    rate(e.busbw), f"{e.efficiency:.0%}"]
+                cells.append(" ".join(f"{v:>{w}}" for v, (_, _, w) in zip(vals, cols)))
+            lines.append(" ".join(cells))
+        return lines
+
     def __str__(self) -> str:
+        """nccl-tests' table, no wider than the book's code box (88 characters): it drops
+        the count and type columns (the title names the type), then algbw, and past that
+        prints the algorithms in several blocks, each with its size column."""
+        width = 88
         first = next(iter(self.rows.values()))[0]
         title = (f"# {self.collective} on {self.topology!r} ({self.topology.num_ranks} ranks"
                  + (f", groups of {first.group_size}" if first.num_groups > 1 else "")
-                 + f"), {first.model_name}")
-        groups = [(k, v) for k, v in self.rows.items()]
-        head1 = f"# {'':>12} {'':>12} {'':>8}" + "".join(f" {k[:34]:>34}" for k, _ in groups)
-        head2 = f"# {'size':>12} {'count':>12} {'type':>8}" + "".join(
-            f" {'time':>9} {'algbw':>7} {'busbw':>7} {'bound':>7}" for _ in groups)
-        head3 = f"# {'(B)':>12} {'(elements)':>12} {'':>8}" + "".join(
-            f" {'(us)':>9} {'(GB/s)':>7} {'(GB/s)':>7} {'':>7}" for _ in groups)
-        lines = [title, "#", head1, head2, head3]
-        esize = element_size(first.dtype)
-        for i, size in enumerate(self.sizes):
-            cells = []
-            for _, row in groups:
-                e = row[i]
-                rate = (lambda r: f"{'n/a':>7}" if r is None else f"{r / 1e9:>7.2f}")
-                cells.append(f" {e.time * 1e6:>9.2f} {rate(e.algbw)} {rate(e.busbw)} {e.efficiency:>7.0%}")
-            lines.append(f"  {size:>12d} {size // esize:>12d} {first.dtype:>8}" + "".join(cells))
+                 + f"), {first.model_name}, {first.dtype}")
+        labels = self.labels
+        for wide, algbw in ((True, True), (False, True), (False, False)):
+            block = self._block(labels, wide, algbw)
+            if max(map(len, block)) <= width:
+                blocks = [block]
+                break
+        else:
+            per = max(1, (width - 12) // 25)     # size column, then 25 characters per algorithm
+            blocks = [self._block(labels[i:i + per], False, False) for i in range(0, len(labels), per)]
+        lines = textwrap.wrap(title, width, subsequent_indent="#   ", break_on_hyphens=False)
+        for block in blocks:
+            lines += ["#"] + block
         lines.append("# bound: the lower bound's share of the time (100%: the bound is reached)")
         return "\n".join(lines)
 

@@ -6,6 +6,8 @@ Loaded on first use (``import collectives_lib`` does not import them), like
 ==============  ===========================================================
 ``prose``       :func:`~.prose.glue`: a chapter's prose numbers, shown beside the code
                 in Colab and VS Code and evaluated by ``{eval}`` on the site
+``tables``      :func:`~.tables.table`: every small table a chapter prints, aligned one
+                way and no wider than the code box
 ``explore``     explorers and step players that also work on the static site
 ``workloads``   worked examples: FSDP, ZeRO, DDP buckets, multi-slice, sharded
                 matmuls, PXN, pipelines of stages
@@ -23,8 +25,9 @@ from __future__ import annotations
 import importlib
 
 from .prose import BUILD_ENV, Text, glue, in_book_build
+from .tables import WIDTH, Table, table
 
-__all__ = ["glue", "Text", "BUILD_ENV", "in_book_build", "explore", "workloads", "scaling", "wire"]
+__all__ = ["glue", "table", "Table", "WIDTH", "Text", "BUILD_ENV", "in_book_build", "explore", "workloads", "scaling", "wire"]
 
 _LAZY = {"explore", "workloads", "scaling", "wire"}
 
