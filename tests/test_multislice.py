@@ -61,3 +61,12 @@ def test_ici_axes_of_a_tpu_system_run_as_on_its_slice():
     assert on_system.algorithm == on_slice.algorithm == "multi_axis"
     assert on_system.time == pytest.approx(on_slice.time, rel=1e-6)
     assert on_system.efficiency > 0.95
+
+
+def test_str_marks_the_shared_resource_not_one_of_its_stages():
+    """The ICI reduce-scatter and all-gather take turns on the same links, so the streamed
+    time is their sum: the bottleneck is the ICI links, not either stage alone."""
+    p = cl.workloads.multislice_all_reduce("v5e", "16x16", 4, 2e9)
+    marked = [ln for ln in str(p).splitlines() if "bottleneck" in ln]
+    assert len(marked) == 1 and marked[0].startswith("on ICI links")
+    assert p.time_streamed == pytest.approx(p["ICI reduce-scatter"].seconds + p["ICI all-gather"].seconds)

@@ -136,16 +136,21 @@ class Pipeline:
 
     def __str__(self) -> str:
         width = max(len(st.name) for st in self.stages)
+        shared = {r: t for r, t in self.resource_times.items()
+                  if sum(st.uses == r for st in self.stages) > 1}
+        # The streamed time is a resource's total: when that resource carries several
+        # stages, the mark goes on the resource, since no single stage sets the time.
         lines = []
         for st in self.stages:
-            mark = "  <- bottleneck" if st is self.bottleneck else ""
+            mark = ("  <- bottleneck" if st is self.bottleneck and self.busiest not in shared
+                    else "")
             lines.append(f"{st.name:<{width}}  {format_time(st.seconds):>9}  "
                          f"({st.describe()}){mark}")
         lines.append(f"{'one after another':<{width}}  {format_time(self.time_sequential):>9}")
-        shared = {r: t for r, t in self.resource_times.items()
-                  if sum(st.uses == r for st in self.stages) > 1}
         for r, t in shared.items():
-            lines.append(f"{'on ' + r:<{width}}  {format_time(t):>9}  (its stages cannot overlap)")
+            mark = "  <- bottleneck" if r == self.busiest else ""
+            lines.append(f"{'on ' + r:<{width}}  {format_time(t):>9}  "
+                         f"(its stages cannot overlap){mark}")
         lines.append(f"{'streamed':<{width}}  {format_time(self.time_streamed):>9}")
         for n in self.notes:
             lines += textwrap.wrap(f"note: {n}", 72, subsequent_indent="  ")
