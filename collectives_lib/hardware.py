@@ -698,8 +698,6 @@ MEASURED: dict[str, Figure] = {
     "h100-nvls-allreduce-algbw": _f(275e9, "B/s", "nccl-tests-212"),
     "sharp-practical-speedup": _f(1.3, "x", "nccl-1442",
                                   "about 30% over ring all-reduce in practice"),
-    "tpu-near-peak-message": _f(10e6, "B", "source-post",
-                                "TPU collectives reach near-peak bandwidth around 10 MB"),
     "h100-near-peak-message": _f(1e9, "B", "nv-dgxc-bench",
                                  "NCCL all-reduce on a DGX H100 reaches 95% of its largest "
                                  "measured busbw at 1.07 GB (2^30 B), 90% at 537 MB and 80% "
