@@ -160,6 +160,20 @@ def test_show_renders_png_with_alt_text_and_closes_the_figure():
     assert 'alt="a &quot;quoted&quot; &lt;figure&gt;"' in custom._repr_html_()
 
 
+def test_show_renders_twice_the_pixels_it_displays():
+    """High-DPI screens get sharp digits: a full-width figure is 1,400 pixels shown 700 wide."""
+    import io
+
+    from PIL import Image
+    fig, ax = D.new_figure()
+    ax.text(0.5, 0.5, "7", fontsize=D.FONT["dense"])
+    image = D.show(fig, alt="a digit")
+    assert Image.open(io.BytesIO(image.png)).size[0] == 1400
+    assert 'width="700"' in image._repr_html_()
+    narrow, _ = D.new_figure(width=3.5)
+    assert 'width="350"' in D.show(narrow, alt="half")._repr_html_()
+
+
 # --------------------------------------------------------------------------
 # topologies
 # --------------------------------------------------------------------------

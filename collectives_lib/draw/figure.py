@@ -106,6 +106,11 @@ class FigureImage:
         return f"<figure ({len(self.png) / 1e3:.0f} kB): {self.alt}>"
 
 
+#: Pixels per CSS pixel of a shown figure: rendered at twice the book's DPI and
+#: displayed at its width, so its smallest digits stay sharp on high-DPI screens.
+HIDPI = 2
+
+
 def show(figure: Any, alt: str | None = None, *, compact: bool = True,
          width: int | None = None) -> FigureImage:
     """Render a figure (or the dict a drawing returned) as an image with alt text.
@@ -113,7 +118,9 @@ def show(figure: Any, alt: str | None = None, *, compact: bool = True,
     The figure is closed. Display the result (last expression of a cell). The
     alt text defaults to the drawing's own ``"alt"``; pass ``alt=`` to say
     more. ``compact`` quantises the PNG to 256 colours (flat book figures
-    lose nothing and weigh a third).
+    lose nothing and weigh a third). The image holds :data:`HIDPI` pixels per
+    displayed pixel; it is shown ``width`` CSS pixels wide (default: the
+    figure's width at the book's DPI, 700 for a full-width figure).
     """
     from ..book.explore import render_png
 
@@ -123,7 +130,8 @@ def show(figure: Any, alt: str | None = None, *, compact: bool = True,
     figure = _top_figure(figure)
     if not alt:
         raise ValueError("show() needs alt text: pass alt='...' (a sentence saying what the figure shows)")
-    return FigureImage(render_png(figure, compact=compact), alt, width)
+    shown = width or round(figure.get_figwidth() * DPI)
+    return FigureImage(render_png(figure, dpi=DPI * HIDPI, compact=compact), alt, shown)
 
 
 def hide_frame(ax) -> None:
