@@ -148,6 +148,34 @@ class Collective(str, enum.Enum):
         return self.starts == "everyone"
 
     @property
+    def personalised(self) -> bool:
+        """Whether every slot goes from one rank to one other rank, neither copied to
+        several nor summed (all-to-all, gather, send): NCCL runs these as point-to-point
+        sends and receives, with no algorithm to choose.
+
+        >>> [c.value for c in Collective if c.personalised]
+        ['all_to_all', 'send', 'gather']
+        """
+        return not self.reduces and self.ends in ("destination", "root", "peer")
+
+    @property
+    def sized_per_rank(self) -> bool:
+        """Whether nccl-tests' size is one rank's buffer rather than the whole array
+        (all-to-all: a rank holds one block for each rank, the array is all of them)."""
+        return self.layout == "pairs"
+
+    @property
+    def busbw_formula(self) -> str:
+        """nccl-tests' bus-bandwidth factor as a formula: ``"2(n-1)/n"``, ``"(n-1)/n"`` or ``"1"``."""
+        return self._spec.busbw
+
+    @property
+    def passes(self) -> int:
+        """How many times the busbw factor counts each byte's (n-1)/n: 2 for all-reduce
+        (a reduce-scatter, then an all-gather), else 1."""
+        return 2 if self.busbw_formula.startswith("2") else 1
+
+    @property
     def rooted(self) -> bool:
         """Whether the collective has a root (broadcast, reduce, gather, send)."""
         return "root" in (self.starts, self.ends)
