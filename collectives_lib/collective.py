@@ -226,14 +226,19 @@ class Collective(str, enum.Enum):
             raise CollectivesError(f"number of ranks must be >= 1, got {n}")
         return (2.0 if rule == "2(n-1)/n" else 1.0) * (n - 1) / n
 
+    @property
+    def splits(self) -> bool:
+        """Whether the array splits into a piece per rank or per pair of ranks (all-gather,
+        reduce-scatter, gather, all-to-all): nccl-tests' count column is then one rank's
+        share. All-reduce's blocks are not pieces: every rank holds the whole sum."""
+        return self.layout != "chunks" and not (self.reduces and self.ends == "everyone")
+
     def pieces(self, n: int) -> int:
         """How many equal pieces an array splits into for ``n`` ranks: one per rank
         (all-gather, reduce-scatter, gather), one per pair (all-to-all), else 1."""
         if self.layout == "pairs":
             return n * n
-        if self.layout == "blocks" and self is not Collective.ALL_REDUCE:
-            return n
-        return 1
+        return n if self.splits else 1
 
     # -- the definition ----------------------------------------------------------
     def start_mask(self, owner: np.ndarray, local: np.ndarray, root: int | None) -> np.ndarray:
