@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from ..schedule import Schedule, expand_box
+from ..schedule import COPY, REDUCE, Schedule, expand_box
 from ..topology import Switch, Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
                     RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
@@ -446,7 +446,7 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.8, label=o)
-                   for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
+                   for code, o in ((COPY, "copy"), (REDUCE, "reduce")) if (ops == code).any()]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"], frameon=False,
                   borderaxespad=0.0, handlelength=2.2)
     if title is None:
