@@ -183,8 +183,8 @@ def logged(out: Output, machine: Machine, nbytes: int) -> dict:
     """estimate()'s algorithm and protocol for a size NCCL's log says it ran (its tuning
     lines), or {} (the output's settings, else NCCL's tuner as the model has it)."""
     choice = out.info.choice(nbytes)
-    if choice is None or machine.collective is None or machine.collective.value not in (
-            "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+    # NCCL's log names an algorithm only for what it does not run as sends and receives
+    if choice is None or machine.collective is None or machine.collective.personalised:
         return {}
     algo, proto = choice
     if algo not in NCCL_NAMES or proto not in ("LL", "LL128", "SIMPLE"):

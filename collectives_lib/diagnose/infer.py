@@ -290,8 +290,7 @@ def _model_options(settings: dict, collective: Collective | None, version: str |
     proto = settings.get("NCCL_PROTO")
     if proto:
         p = proto.strip().lower()
-        if p in PROTOCOLS and collective is not None and collective.value in (
-                "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+        if p in PROTOCOLS and collective is not None and not collective.personalised:
             opts["protocol"] = PROTOCOLS[p]
             why.append(f"NCCL_PROTO={proto}: the model uses {PROTOCOLS[p]}")
         else:
