@@ -161,7 +161,7 @@ def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
     it, and whether they are in JAX's all-to-all form (split and concatenated on other
     axes)."""
     kind = collective.kind
-    coll = next((c for c in Collective if c.value == kind), None)
+    coll = collective.collective
     if coll is None or coll.rooted:          # replay covers the collectives without a root
         raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
                                f"all_reduce and all_to_all, not {kind}")
