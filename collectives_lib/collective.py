@@ -5,8 +5,12 @@ library's, nccl-tests' and torch.distributed's spellings all resolve to it),
 nccl-tests' bus-bandwidth factor, how a size splits into pieces, and its
 definition in two lines: which ranks hold a slot of the array before step 1
 (:attr:`~Collective.starts`) and which ranks must hold it, with what value,
-at the end (:attr:`~Collective.ends`). Replay, the MPI runner, the simulator,
-the command line and the drawings ask it rather than branching on names.
+at the end (:attr:`~Collective.ends`), and what follows from them: whether it
+:attr:`~Collective.reduces`, is :attr:`~Collective.rooted`, is
+:attr:`~Collective.personalised` (every slot goes to one rank: NCCL runs it as
+sends), :attr:`~Collective.splits` the array per rank. Replay, the MPI runner,
+the simulator, the bounds, NCCL's model, the log reader, the command line and the
+drawings ask it rather than branching on names.
 
 The slot grid a schedule works on (see :mod:`collectives_lib.schedule`) is laid
 out by :attr:`~Collective.layout`:
