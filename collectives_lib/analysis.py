@@ -29,7 +29,7 @@ import numpy as np
 from . import checks, costs, timing
 from .builders import algorithm_name, build_named, reasons
 from .builders.rings import axis_kind
-from .collective import collective as as_collective
+from .collective import Collective, collective as as_collective
 from .timing import nccl_menu  # noqa: F401  (where it was; the timing pipeline owns it)
 from .errors import CollectivesError
 from .estimates import Choice
@@ -358,8 +358,8 @@ def one_axis_curves(n: int, kind: str, bandwidth: float, latency: float) -> dict
     topo = (Chain(n, bandwidth=bandwidth, latency=latency) if kind == "chain" else
             Ring(n, bandwidth=bandwidth, latency=latency, bidirectional=kind == "bidirectional ring"))
     out = {"sizes": CURVE_SIZES, "n": n, "kind": kind, "bandwidth": bandwidth, "latency": latency}
-    for c in ("all_gather", "reduce_scatter", "all_reduce"):
-        out[c] = simulate_sizes(build(c, topo, AXIS_KINDS[kind]), topo, CURVE_SIZES)
+    for c in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_REDUCE):
+        out[c.value] = simulate_sizes(build(c, topo, AXIS_KINDS[kind]), topo, CURVE_SIZES)
     return out
 
 
@@ -583,15 +583,19 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
         kinds = None
     n = topology.dims[a]
     rows = []
-    for collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
-        base = "all_to_all" if collective == "all_to_all" else "all_gather"
-        factor = 2.0 if collective == "all_reduce" else 1.0
+    for coll in (c for c in Collective if not c.rooted):
+        collective = coll.value
+        # all-to-all's closed forms (a block per pair of ranks), else all-gather's, counted
+        # once per pass (all-reduce: a reduce-scatter, then an all-gather)
+        pairs = coll.layout == "pairs"
+        base = "all_to_all" if pairs else "all_gather"
+        factor = float(coll.passes)
         for column in SUMMARY_COLUMNS:
             formula = _SUMMARY_FORMULAS[(base, column)]
-            if factor == 2.0:
-                formula = "2 × (" + formula + ")"
+            if coll.passes > 1:
+                formula = f"{coll.passes} × (" + formula + ")"
             if column == "all_axes":
-                algorithm = "direct" if collective == "all_to_all" else "multi_axis"
+                algorithm = "direct" if pairs else "multi_axis"
                 axes, group = tuple(topology.axis_names), topology.num_ranks
             else:
                 algorithm = column
@@ -602,18 +606,18 @@ def torus_summary(topology: Torus, size: int, *, axis=None) -> list[SummaryRow]:
             try:
                 sched = build_named(collective, topo, algorithm, None if column == "all_axes" else axes[0])
                 # the simulator takes nccl-tests' size: one rank's buffer for all-to-all
-                res = simulate(sched, topo, size // group if collective == "all_to_all" else size)
+                res = simulate(sched, topo, size // group if coll.sized_per_rank else size)
                 t, timed = res.time, res.timed_bytes     # the closed forms take the array it timed
             except CollectivesError as exc:
                 rows.append(SummaryRow(collective, column, algorithm, axes, group, size, W, None, None,
                                        formula, str(exc)))
                 continue
             if column == "all_axes":
-                if collective == "all_to_all":
+                if pairs:
                     cf = costs.torus_all_to_all(topology.dims, kinds, timed, W)
                 else:
                     cf = factor * costs.multi_axis_all_gather(topology.dims, kinds, timed, W)
-            elif collective == "all_to_all":
+            elif pairs:
                 cf = {"ring": costs.ring_all_to_all, "chain": costs.chain_all_to_all,
                       "bidirectional_ring": costs.bidirectional_ring_all_to_all}[column](n, timed, W)
             else:

@@ -238,22 +238,23 @@ def _reduces_between(topology: Topology, part_name: str, axes) -> bool:
 
 def _needs(coll: Collective, V: float, n: int, k: int, m: int, in_network: bool,
            root_inside: bool) -> tuple[float, float]:
-    """(bytes a part of k of the n ranks must send out, bytes it must receive)."""
-    if coll == "all_gather":
+    """(bytes a part of k of the n ranks must send out, bytes it must receive): a closed
+    form per collective; a reduction with a dual is its dual run backwards (what one
+    must receive, the other must send)."""
+    if coll.reduces and coll.dual is not None:
+        send, recv = _needs(coll.dual, V, n, k, m, in_network, root_inside)
+        return recv, send
+    if coll is Collective.ALL_GATHER:
         return 0.0, (n - k) / n * V
-    if coll == "reduce_scatter":
-        return (n - k) / n * V, 0.0
-    if coll == "all_reduce":
+    if coll is Collective.ALL_REDUCE:
         move = V if in_network else 2 * (m - 1) / m * V
         return (move, move) if m > 1 else (0.0, 0.0)
-    if coll == "all_to_all":
+    if coll is Collective.ALL_TO_ALL:
         move = k * (n - k) / n * V
         return move, move
-    if coll == "broadcast":
+    if coll is Collective.BROADCAST:
         return (V, 0.0) if root_inside else (0.0, V)
-    if coll == "reduce":
-        return (0.0, V) if root_inside else (V, 0.0)
-    if coll == "gather":
+    if coll is Collective.GATHER:
         return (0.0, (n - k) / n * V) if root_inside else (k / n * V, 0.0)
     return 0.0, 0.0
 
@@ -347,7 +348,7 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
                 best = need / bw
                 any_network = in_network
                 share = need / V
-                unit = "a rank's buffer" if coll == "all_to_all" else "the size"
+                unit = "a rank's buffer" if coll.sized_per_rank else "the size"
                 what = unit if abs(share - 1) < 1e-12 else f"{share:.4g} x {unit}"
                 why = (f"{name} must {verb} {what} over {format_rate(bw)} of links"
                        + (" (the network reduces between them)" if in_network else ""))

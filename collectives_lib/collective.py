@@ -5,8 +5,12 @@ library's, nccl-tests' and torch.distributed's spellings all resolve to it),
 nccl-tests' bus-bandwidth factor, how a size splits into pieces, and its
 definition in two lines: which ranks hold a slot of the array before step 1
 (:attr:`~Collective.starts`) and which ranks must hold it, with what value,
-at the end (:attr:`~Collective.ends`). Replay, the MPI runner, the simulator,
-the command line and the drawings ask it rather than branching on names.
+at the end (:attr:`~Collective.ends`), and what follows from them: whether it
+:attr:`~Collective.reduces`, is :attr:`~Collective.rooted`, is
+:attr:`~Collective.personalised` (every slot goes to one rank: NCCL runs it as
+sends), :attr:`~Collective.splits` the array per rank. Replay, the MPI runner,
+the simulator, the bounds, NCCL's model, the log reader, the command line and the
+drawings ask it rather than branching on names.
 
 The slot grid a schedule works on (see :mod:`collectives_lib.schedule`) is laid
 out by :attr:`~Collective.layout`:
@@ -148,6 +152,34 @@ class Collective(str, enum.Enum):
         return self.starts == "everyone"
 
     @property
+    def personalised(self) -> bool:
+        """Whether every slot goes from one rank to one other rank, neither copied to
+        several nor summed (all-to-all, gather, send): NCCL runs these as point-to-point
+        sends and receives, with no algorithm to choose.
+
+        >>> [c.value for c in Collective if c.personalised]
+        ['all_to_all', 'send', 'gather']
+        """
+        return not self.reduces and self.ends in ("destination", "root", "peer")
+
+    @property
+    def sized_per_rank(self) -> bool:
+        """Whether nccl-tests' size is one rank's buffer rather than the whole array
+        (all-to-all: a rank holds one block for each rank, the array is all of them)."""
+        return self.layout == "pairs"
+
+    @property
+    def busbw_formula(self) -> str:
+        """nccl-tests' bus-bandwidth factor as a formula: ``"2(n-1)/n"``, ``"(n-1)/n"`` or ``"1"``."""
+        return self._spec.busbw
+
+    @property
+    def passes(self) -> int:
+        """How many times the busbw factor counts each byte's (n-1)/n: 2 for all-reduce
+        (a reduce-scatter, then an all-gather), else 1."""
+        return 2 if self.busbw_formula.startswith("2") else 1
+
+    @property
     def rooted(self) -> bool:
         """Whether the collective has a root (broadcast, reduce, gather, send)."""
         return "root" in (self.starts, self.ends)
@@ -198,14 +230,19 @@ class Collective(str, enum.Enum):
             raise CollectivesError(f"number of ranks must be >= 1, got {n}")
         return (2.0 if rule == "2(n-1)/n" else 1.0) * (n - 1) / n
 
+    @property
+    def splits(self) -> bool:
+        """Whether the array splits into a piece per rank or per pair of ranks (all-gather,
+        reduce-scatter, gather, all-to-all): nccl-tests' count column is then one rank's
+        share. All-reduce's blocks are not pieces: every rank holds the whole sum."""
+        return self.layout != "chunks" and not (self.reduces and self.ends == "everyone")
+
     def pieces(self, n: int) -> int:
         """How many equal pieces an array splits into for ``n`` ranks: one per rank
         (all-gather, reduce-scatter, gather), one per pair (all-to-all), else 1."""
         if self.layout == "pairs":
             return n * n
-        if self.layout == "blocks" and self is not Collective.ALL_REDUCE:
-            return n
-        return 1
+        return n if self.splits else 1
 
     # -- the definition ----------------------------------------------------------
     def start_mask(self, owner: np.ndarray, local: np.ndarray, root: int | None) -> np.ndarray:

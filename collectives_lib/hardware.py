@@ -97,11 +97,6 @@ class TpuGeneration:
     vmem_capacity: Figure | None = None
     notes: str = ""
 
-    @property
-    def ici_bidirectional(self) -> float:
-        """Bytes per second one link carries counting both directions (2W)."""
-        return 2.0 * float(self.ici_bandwidth)
-
     def allowed_dims(self) -> str:
         if self.wrap_rule == "axis-16":
             return "each axis one of 1, 2, 4, 8, 16"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import checks
+from .collective import Collective
 from .errors import ScheduleError
 from .schedule import COPY, REDUCE, Schedule, box_fraction, check_schedule, expand_box
 
@@ -333,7 +334,7 @@ def arrival_steps(schedule: Schedule, states: list[State] | None = None, *,
     Introduced in the chapter *Inside all-gather: rings, chains and two axes*.
     """
     check_schedule(schedule)
-    if schedule.collective != "all_gather":
+    if schedule.collective is not Collective.ALL_GATHER:
         raise ScheduleError(
             f"arrival_steps is for all-gather schedules, got a {schedule.collective}"
         )

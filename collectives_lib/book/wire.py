@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..collective import Collective
 from ..errors import CollectivesError
 from ..hlo import HloCollective, HloModule, mesh_axes, parse_hlo, topology_axes
 from ..models import estimate
@@ -104,10 +105,9 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     """
     from ..plan import build
     from ..replay import replay_inputs
-    kind = collective.kind
-    arrays, jax_form = _replay_inputs(collective, inputs, split_axis, concat_axis)
+    coll, arrays, jax_form = _replay_inputs(collective, inputs, split_axis, concat_axis)
     axes = topology_axes(collective, topology)
-    sched = build(kind, topology, algorithm, axes=list(axes) if axes else None)
+    sched = build(coll, topology, algorithm, axes=list(axes) if axes else None)
     owner, dest = sched.slot_roles
     _, local = sched.local_index
     n, S, dim = sched.group_size, sched.num_slots, collective.dimension
@@ -118,7 +118,7 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
         if dim is not None and not 0 <= axis < arrays[0].ndim:
             raise CollectivesError(f"axis {axis} is not a dimension of the {arrays[0].ndim}-d "
                                    f"inputs")
-    per_owner = S // n if kind != "all_to_all" else S // (n * n)
+    per_owner = S // coll.pieces(n)          # slots per block (per pair, for all-to-all)
     slots = np.arange(S)
     # JAX orders a group as the HLO lists it; the schedule, as the topology does
     hlo_group = {d: g for g in collective.replica_groups for d in g}
@@ -126,29 +126,29 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
     blocks = {}
     for d, x in enumerate(arrays):
         mine, peers = int(local[d]), [int(local[p]) for p in hlo_group[d]]
-        if kind == "all_gather":
+        if coll.starts == "owner" and coll.layout == "blocks":      # x is this rank's block
             data = _fill(data, d, slots[owner == mine], x.ravel(), per_owner)
-        elif kind == "all_reduce":
+        elif coll.ends == "everyone":                               # x is the whole array
             flat = _parts(x.ravel(), S)
             data = _ensure(data, flat.shape[1])
             data[d, :, :] = flat
-        else:
+        else:                                                       # x holds one part per peer
             split = np.split(x, n, axis=dim)
             blocks[d] = split[0].shape
             for j, peer in enumerate(peers):
-                where = owner == peer if kind == "reduce_scatter" else (owner == mine) & (dest == peer)
+                where = owner == peer if coll.reduces else (owner == mine) & (dest == peer)
                 data = _fill(data, d, slots[where], split[j].ravel(), per_owner)
     final = replay_inputs(sched, data)[-1].values
     out = []
     for d, x in enumerate(arrays):
         mine, peers = int(local[d]), [int(local[p]) for p in hlo_group[d]]
         held = final[d]
-        if kind == "all_gather":
+        if coll.ends == "everyone" and not coll.reduces:            # every peer's block
             out.append(np.concatenate([_read(held[owner == p], x.shape) for p in peers],
                                       axis=dim))
-        elif kind == "all_reduce":
+        elif coll.ends == "everyone":                               # the whole sum
             out.append(_read(held, x.shape))
-        elif kind == "reduce_scatter":
+        elif coll.ends == "owner":                                  # this rank's block of it
             out.append(_read(held[owner == mine], blocks[d]))
         else:
             out.append(np.concatenate([_read(held[(owner == p) & (dest == mine)], blocks[d])
@@ -157,13 +157,16 @@ def replay_collective(collective: HloCollective, inputs, topology: Topology, *,
 
 
 def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
-    """The inputs as float arrays, checked against the collective; and whether they
-    are in JAX's all-to-all form (split and concatenated on other axes)."""
+    """The :class:`Collective` replayed, the inputs as float arrays, checked against
+    it, and whether they are in JAX's all-to-all form (split and concatenated on other
+    axes)."""
     kind = collective.kind
-    if kind not in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+    coll = collective.collective
+    if coll is None or coll.rooted:          # replay covers the collectives without a root
         raise CollectivesError(f"replay_collective replays all_gather, reduce_scatter, "
                                f"all_reduce and all_to_all, not {kind}")
-    if kind == "all_to_all" and collective.dimension is None:
+    pairs = coll.layout == "pairs"
+    if pairs and collective.dimension is None:
         raise CollectivesError("a tuple all-to-all has one operand per peer: replay the array "
                                "form (unoptimized text) instead")
     arrays = [np.asarray(x, dtype=float) for x in inputs]
@@ -172,8 +175,8 @@ def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
         raise CollectivesError(f"inputs has {len(arrays)} arrays, one per device is "
                                f"{n_dev}")
     want = collective.operands[0].dims
-    jax_form = kind == "all_to_all" and (split_axis is not None or concat_axis is not None)
-    if (split_axis is not None or concat_axis is not None) and kind != "all_to_all":
+    jax_form = pairs and (split_axis is not None or concat_axis is not None)
+    if (split_axis is not None or concat_axis is not None) and not pairs:
         raise CollectivesError(f"split_axis and concat_axis are for all_to_all, not {kind}")
     for d, x in enumerate(arrays):
         if jax_form and x.size != collective.operands[0].num_elements:
@@ -182,7 +185,7 @@ def _replay_inputs(collective: HloCollective, inputs, split_axis, concat_axis):
                                    f"{collective.operands[0].num_elements}")
         if not jax_form and x.shape != want:
             raise CollectivesError(f"inputs[{d}] has shape {x.shape}, the operand is {want}")
-    return arrays, jax_form
+    return coll, arrays, jax_form
 
 
 def _ensure(data: np.ndarray, elements: int) -> np.ndarray:
@@ -409,7 +412,6 @@ def ddp_fsdp_traffic(parameters, topology: Topology, *, bucket_cap_mb: float = 2
     another, no overlap) and ``"ddp_bytes"``, ``"fsdp_bytes"``: the bytes each
     rank sends at least (nccl-tests' bus bytes, size x the collective's bus factor).
     """
-    from ..collective import Collective as Coll
     params = list(parameters)
     n = topology.num_ranks
     plans = {"ddp": [("bucket", "all_reduce", b.nbytes) for b in ddp_buckets(params, bucket_cap_mb=bucket_cap_mb)],
@@ -428,7 +430,7 @@ def ddp_fsdp_traffic(parameters, topology: Topology, *, bucket_cap_mb: float = 2
             rows.append((what, coll, size, count, cache[coll, size]))
         out[name] = rows
         out[f"{name}_time"] = sum(e.time * count for *_, count, e in rows)
-        out[f"{name}_bytes"] = sum(size * Coll(coll).busbw_factor(n) * count
+        out[f"{name}_bytes"] = sum(size * Collective(coll).busbw_factor(n) * count
                                    for _, coll, size, count, _ in rows)
         out[f"{name}_count"] = len(plan)
     return out

@@ -190,7 +190,8 @@ def _reason(group: Group) -> str | None:
     if not group.on_torus_axes:
         return "runs over two or more axes of a torus or TPU slice"
     topo = group.ici[0]
-    if group.collective != "all_gather" and not topo.bidirectional:
+    # a reduction runs the all-gather's steps backwards: against one-way links
+    if group.collective.reduces and not topo.bidirectional:
         return (f"multi-axis {group.collective} on the one-way torus {topo!r} would send "
                 f"against its links; run it one axis at a time with ring (axes=x)")
     try:

@@ -54,6 +54,7 @@ import math
 from dataclasses import dataclass
 
 from .. import hardware as hw
+from ..collective import Collective
 from ..errors import CollectivesError
 from ..models import estimate
 from ..topology import GpuCluster
@@ -142,10 +143,10 @@ class _Model:
     def options(self, row_root: int | None) -> dict:
         m = self.m
         opts = {}
-        coll = m.collective.value
-        if coll in ("broadcast", "reduce", "gather"):
+        keys = m.collective.endpoint_options
+        if keys == ("root",):
             opts["root"] = max(0, row_root or 0)
-        if coll == "send":
+        elif keys:                            # a send's source and destination
             topo = m.topology
             if isinstance(topo, GpuCluster):
                 g = topo.gpus_per_node        # nccl-tests' ring shift crosses a node boundary
@@ -182,8 +183,8 @@ def logged(out: Output, machine: Machine, nbytes: int) -> dict:
     """estimate()'s algorithm and protocol for a size NCCL's log says it ran (its tuning
     lines), or {} (the output's settings, else NCCL's tuner as the model has it)."""
     choice = out.info.choice(nbytes)
-    if choice is None or machine.collective is None or machine.collective.value not in (
-            "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+    # NCCL's log names an algorithm only for what it does not run as sends and receives
+    if choice is None or machine.collective is None or machine.collective.personalised:
         return {}
     algo, proto = choice
     if algo not in NCCL_NAMES or proto not in ("LL", "LL128", "SIMPLE"):
@@ -571,7 +572,7 @@ def _notes_on_settings(out: Output, machine: Machine, rows, found: list) -> None
     opts = machine.model_options
     if opts.get("nvls") is False and machine.matched:
         system = _system(machine)
-        if system is not None and system.nvls and machine.collective.value == "all_reduce":
+        if system is not None and system.nvls and machine.collective is Collective.ALL_REDUCE:
             top = max((c.row.nbytes for c in rows if c.expected_time), default=0)
             if top:
                 on = _Model(machine)(top, out.rows[0].dtype, out.rows[0].root, nvls=True)
@@ -632,9 +633,12 @@ def _notes_on_settings(out: Output, machine: Machine, rows, found: list) -> None
 
 def _count_ok(r: Row, machine: Machine, esize: int) -> bool:
     """nccl-tests' count column: size/element for the whole-array collectives, size/element/n
-    for all-gather, reduce-scatter and all-to-all (count/nranks rounded down to 16 bytes)."""
+    for all-gather, reduce-scatter and all-to-all (count/nranks rounded down to 16 bytes);
+    scatter_perf (no collective of the library's) splits as gather does."""
     n = machine.ranks
     whole = r.nbytes // esize
-    if machine.program in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
+    coll = machine.collective
+    per_rank = coll.splits if coll is not None else machine.program == "scatter"
+    if per_rank:
         return r.count * n * esize == r.nbytes
     return r.count == whole

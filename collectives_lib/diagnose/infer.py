@@ -191,7 +191,7 @@ def _check_program(out: Output, prog: str, rooted: bool, ratio) -> None:
     """The binary the output names against its table."""
     first = out.rows[0]
     reduces = first.redop not in (None, "none")
-    wants_reduce = prog in ("all_reduce", "reduce_scatter", "reduce")
+    wants_reduce = prog in PROGRAM_COLLECTIVE and Collective(PROGRAM_COLLECTIVE[prog]).reduces
     if first.redop is not None and reduces != wants_reduce and prog != "sendrecv":
         raise CollectivesError(
             f"the output names {prog}_perf but its table's redop is {first.redop!r}: the "
@@ -277,8 +277,8 @@ def _model_options(settings: dict, collective: Collective | None, version: str |
     if algo:
         names = [a.strip().lower() for a in algo.split(",") if a.strip()]
         if len(names) == 1 and not names[0].startswith("^") and names[0] in ALGORITHMS:
-            if collective is not None and collective.value in ("all_reduce", "all_gather",
-                                                               "reduce_scatter", "broadcast", "reduce"):
+            # NCCL chooses an algorithm for every collective it does not run as sends
+            if collective is not None and not collective.personalised:
                 opts["algorithm"] = ALGORITHMS[names[0]]
                 why.append(f"NCCL_ALGO={algo}: the model times {ALGORITHMS[names[0]]}")
         elif all(n.lstrip("^") in ("nvls", "nvlstree", "nvls_tree") for n in names) and algo.startswith("^"):
@@ -290,8 +290,7 @@ def _model_options(settings: dict, collective: Collective | None, version: str |
     proto = settings.get("NCCL_PROTO")
     if proto:
         p = proto.strip().lower()
-        if p in PROTOCOLS and collective is not None and collective.value in (
-                "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+        if p in PROTOCOLS and collective is not None and not collective.personalised:
             opts["protocol"] = PROTOCOLS[p]
             why.append(f"NCCL_PROTO={proto}: the model uses {PROTOCOLS[p]}")
         else:

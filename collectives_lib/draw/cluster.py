@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from ..schedule import Schedule
+from ..schedule import COPY, REDUCE, Schedule
 from .style import (FONT, LINK_COLORS, MUTED_COLOR, NODE_EDGE_COLOR, OP_COLORS, OP_LINESTYLES, op_name,
                     rank_color, text_on, tint)
 from .figure import axes_for, blank, new_figure, panel_axes
@@ -127,7 +127,7 @@ def draw_cluster_transfers(schedule: Schedule, step: int | None, gpus_per_node: 
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.6, label=o)
-                   for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
+                   for code, o in ((COPY, "copy"), (REDUCE, "reduce")) if (ops == code).any()]
         ax.legend(handles=handles, loc="upper left", fontsize=FONT["small"], frameon=False, borderaxespad=0.0,
                   handlelength=2.0)
     xmax = max(M * pitch - 0.8, leaf_pos[-1, 0] + 1.6)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import CollectivesError, Schedule, Topology, Torus, format_bytes, format_rate, format_time
 from ..analysis import CostCurves
+from ..collective import Collective
 from .. import hardware as hw
 from .style import (ALGORITHM_STYLES, FAINT_COLOR, FONT, LINK_COLORS, MUTED_COLOR, OP_COLORS, REGIME_COLORS,
                     STAGE_COLORS, STAGE_HATCHES, TEXT_COLOR, TIER_COLORS)
@@ -112,8 +113,9 @@ def draw_bandwidth_curves(curves: CostCurves, ax=None, *, peak: float | None = N
     """nccl-tests' view of ``curves`` (:func:`collectives_lib.analysis.cost_curves`):
     algbw (solid) and busbw (dashed) against message size.
 
-    ``algbw = V / t`` and ``busbw = algbw x factor`` (all-reduce 2(n-1)/n,
-    the others (n-1)/n), as ``all_reduce_perf`` prints them; sizes on a
+    ``algbw = V / t`` and ``busbw = algbw x factor`` (nccl-tests' factor, named in
+    the title: all-reduce 2(n-1)/n; broadcast, reduce and send 1; the others
+    (n-1)/n), as ``all_reduce_perf`` prints them; sizes on a
     log2 axis, bandwidths in GB/s on a linear axis. ``peak`` draws a
     reference line (e.g. the link bandwidth that busbw approaches).
 
@@ -154,7 +156,7 @@ def draw_bandwidth_curves(curves: CostCurves, ax=None, *, peak: float | None = N
     ax.set_ylabel("bandwidth (GB/s)", fontsize=FONT["label"])
     grid(ax)
     coll = str(collective)
-    factor = "2(n-1)/n" if coll == "all_reduce" else "(n-1)/n"
+    factor = Collective(collective).busbw_formula
     ax.set_title(f"{coll.replace('_', '-')} on the {topology_name(topology)}\nalgbw = V/t (solid), "
                  f"busbw = algbw \u00d7 {factor} (dashed)", fontsize=FONT["heading"])
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["small"], frameon=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collective import Collective
 from ..units import format_bytes, format_rate, format_time
 from .figure import grid, label_axes, legend, new_figure, time_axis
 from .style import FONT, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, STAGE_COLORS, TEXT_COLOR
@@ -33,7 +34,7 @@ def draw_reduce_scatter_explorer(curves: dict, nbytes: float):
     lines, said = [], []
     for collective, colour, ls, lw, label in _CURVES:
         lines += ax.plot(CURVE_SIZES, times[collective], color=colour, ls=ls, lw=lw, label=label)
-        if collective != "all_gather":
+        if Collective(collective).reduces:       # all-gather's time is reduce-scatter's
             ax.plot([CURVE_SIZES[at]], [times[collective][at]], "o", color=colour, ms=6, zorder=4)
             said.append(f"{label}: {format_time(times[collective][at])}")
     box = ax.text(0.97, 0.05, f"at {format_bytes(CURVE_SIZES[at], binary=True)}\n" + "\n".join(said),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
-from ..schedule import Schedule, expand_box
+from ..schedule import COPY, REDUCE, Schedule, expand_box
 from ..topology import Switch, Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
                     RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
@@ -30,13 +30,11 @@ def _wrap_title(text: str, width: int = 92) -> str:
     return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
 
 
-_REDUCING = ("reduce_scatter", "all_reduce", "reduce")
-
-
 def _slot_owner(schedule: Schedule) -> np.ndarray:
-    """Local rank that owns each slot's block (origin for all-to-all, root otherwise)."""
+    """Local rank that owns each slot's block (origin for all-to-all; the root for the
+    collectives that have one)."""
     S = schedule.num_slots
-    if schedule.collective in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
+    if not schedule.collective.rooted:
         k = len(schedule.group_shape)
         coords = np.unravel_index(np.arange(S), schedule.slot_shape)
         return np.ravel_multi_index(tuple(coords[:k]), schedule.group_shape)
@@ -46,7 +44,7 @@ def _slot_owner(schedule: Schedule) -> np.ndarray:
 def _slot_order(schedule: Schedule) -> np.ndarray:
     """Column order of the slots: all-to-all by destination, then origin; else as stored."""
     S = schedule.num_slots
-    if schedule.collective != "all_to_all":
+    if schedule.collective.layout != "pairs":
         return np.arange(S)
     k = len(schedule.group_shape)
     coords = np.unravel_index(np.arange(S), schedule.slot_shape)
@@ -125,7 +123,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     col = np.empty(S, dtype=np.int64)
     col[order] = np.arange(S)
     owner = _slot_owner(schedule)
-    reducing = schedule.collective in _REDUCING
+    reducing = schedule.collective.reduces
     color_idx = np.where(reducing, owner[None, :], _lowest_bit(contrib)) if not reducing else np.broadcast_to(owner, (P, S))
     color_idx = np.asarray(color_idx)
     colors = rank_colors(max(n, int(color_idx.max(initial=-1)) + 1))
@@ -221,11 +219,11 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                         (str(p) if p < schedule.num_ranks else schedule.participant_name(p)) for p in rows],
                        fontsize=FONT["small"] if P <= 16 else FONT["dense"])
     # columns: block boundaries and labels
-    if schedule.collective == "all_to_all":
+    if schedule.collective.layout == "pairs":
         per = S // n
         groups = [(d * per, (d + 1) * per, f"to {d}") for d in range(n)]
         xlabel = "slots, grouped by destination rank (colour: origin rank)"
-    elif schedule.collective in ("all_gather", "reduce_scatter", "all_reduce"):
+    elif not schedule.collective.rooted:
         per = S // n
         groups = [(b * per, (b + 1) * per, str(b)) for b in range(n)]
         xlabel = "block of the array (colour: owner rank)" + (
@@ -448,7 +446,7 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.8, label=o)
-                   for o in ("copy", "reduce") if (o == "copy" and (ops == 0).any()) or (o == "reduce" and (ops == 1).any())]
+                   for code, o in ((COPY, "copy"), (REDUCE, "reduce")) if (ops == code).any()]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"], frameon=False,
                   borderaxespad=0.0, handlelength=2.2)
     if title is None:
@@ -467,9 +465,9 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
 
 def step_caption(schedule: Schedule, step: int | None) -> str:
     if step is None:
-        if schedule.collective in _REDUCING:
+        if schedule.collective.reduces:
             return "Before step 1: every rank holds its whole input (one contribution in every slot)."
-        if schedule.collective == "all_to_all":
+        if schedule.collective.layout == "pairs":
             return "Before step 1: every rank holds the blocks it sends to each rank."
         return "Before step 1: every rank holds only its own block."
     st = schedule.steps[step]
@@ -570,7 +568,7 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FONT["annotation"], frameon=False)
     fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
                              f"{schedule.num_ranks} ranks: every buffer, step by step "
-                             f"(rows: ranks; colour: {'origin' if schedule.collective == 'all_to_all' else 'owner'} rank)"),
+                             f"(rows: ranks; colour: {'origin' if schedule.collective.layout == 'pairs' else 'owner'} rank)"),
                  fontsize=FONT["heading"])
     alt = (f"{nplots} small panels showing the buffers of the {schedule.algorithm.replace('_', ' ')} "
            f"{schedule.collective.replace('_', '-')} on {schedule.num_ranks} ranks from the start to step {K}; "
@@ -648,7 +646,7 @@ def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, state
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Rectangle
 
-    if schedule.collective != "all_to_all":
+    if schedule.collective.layout != "pairs":
         raise CollectivesError(f"draw_all_to_all_blocks draws all-to-all schedules, not {schedule.collective}")
     if len(schedule.group_shape) != 1:
         raise CollectivesError("draw_all_to_all_blocks draws one line of ranks (a 1D group shape)")

@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..collective import Collective
 from .text import Array
 
 #: HLO opcode of each collective -> the library's name for it.
@@ -98,13 +99,20 @@ class HloCollective:
         collective_permute and broadcast: the buffer sent. A reduction that sums a
         narrow operand into a wider result (bf16 into f32) counts the wider type.
         """
-        if self.kind == "all_gather":
-            return self.result_bytes
-        if self.kind in ("all_reduce", "reduce_scatter") and self.widens:
+        coll = self.collective
+        if coll is not None and coll.starts == "owner" and coll.ends == "everyone":
+            return self.result_bytes             # every device ends with the whole array
+        if coll is not None and coll.reduces and self.widens:
             # a bf16 operand summed into an f32 result: the partial sums travel as f32
             return sum(a.num_elements * r.nbytes // max(1, r.num_elements)
                        for a, r in zip(self.operands, self.results))
         return self.operand_bytes
+
+    @property
+    def collective(self) -> Collective | None:
+        """The library's :class:`~collectives_lib.collective.Collective` for this kind, or
+        None (a collective permute is not one)."""
+        return next((c for c in Collective if c.value == self.kind), None)
 
     @property
     def widens(self) -> bool:

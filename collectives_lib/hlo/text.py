@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 
 #: Bits per element of XLA's element types (``pred`` is stored as one byte).
 ELEMENT_BITS: dict[str, int] = {
@@ -300,7 +299,3 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
 
 def ints(text: str) -> list[int]:
     return [int(v) for v in text.split(",") if v.strip()]
-
-
-def as_array(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64)

@@ -129,8 +129,8 @@ def _run_schedules(args, num_ranks: int) -> list:
         names = algorithms(collective, topo, axes)
     if not names:
         raise CollectivesError("--algorithm needs a name, a comma-separated list, or all")
-    if collective == "send":
-        return [build("send", topo, names[0], **opts)]
+    if collective.ends == "peer":      # a send: one pair of ranks, no axes to choose
+        return [build(collective, topo, names[0], **opts)]
     return [build(collective, topo, a, axes=axes, **opts) for a in names]
 
 

@@ -50,6 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..collective import Collective
 from ..errors import CollectivesError
 from ..schedule import REDUCE, Schedule, expand_box
 from .buffers import Layout, compare, expected_buffer, initial_buffer
@@ -186,7 +187,11 @@ class Executor:
 
 
 class MPICollective:
-    """MPI's own collective over one group's communicator, on the same input."""
+    """MPI's own collective over one group's communicator, on the same input.
+
+    What a rank sends and where MPI's answer lands follow the collective's
+    definition (:class:`~collectives_lib.collective.Collective`); which MPI call
+    runs it is the one table :attr:`CALLS`."""
 
     def __init__(self, schedule: Schedule, layout: Layout, gcomm, local: int, init: np.ndarray):
         from mpi4py import MPI
@@ -198,14 +203,7 @@ class MPICollective:
         coll = schedule.collective
         self.coll = coll
         self.out = np.full(layout.count, np.nan, dtype=layout.dtype)
-        if coll in ("all_gather", "gather"):
-            K = S // n
-            self.send = init[off[local * K]:off[(local + 1) * K]]
-        elif coll == "reduce_scatter":
-            K = S // n
-            self.block = (int(off[local * K]), int(off[(local + 1) * K]))
-            self.recv = np.empty(self.block[1] - self.block[0], dtype=layout.dtype)
-        elif coll == "all_to_all":
+        if coll.layout == "pairs":
             K = S // (n * n)
             first = lambda o, d: (o * n + d) * K  # noqa: E731 - first slot of (origin, dest)
             base = int(off[first(local, 0)])
@@ -217,50 +215,71 @@ class MPICollective:
             self.rdispls = np.concatenate([[0], np.cumsum(self.rcounts)[:-1]])
             self.recv = np.empty(int(self.rcounts.sum()), dtype=layout.dtype)
             self.uniform = schedule.weights is None
+        elif coll.layout == "blocks" and coll.starts == "owner":     # a rank sends its own block
+            K = S // n
+            self.send = init[off[local * K]:off[(local + 1) * K]]
+        elif coll.ends == "owner":                                   # a rank receives its own block
+            K = S // n
+            self.block = (int(off[local * K]), int(off[(local + 1) * K]))
+            self.recv = np.empty(self.block[1] - self.block[0], dtype=layout.dtype)
         self.mpitype = MPI.DOUBLE if layout.dtype == np.float64 else MPI.FLOAT
 
+    def _allgather(self) -> None:
+        self.comm.Allgather(self.send, self.out)
+
+    def _gather(self) -> None:
+        self.comm.Gather(self.send, self.out if self.i == self.s.root else None, root=self.s.root)
+
+    def _reduce_scatter(self) -> None:
+        self.comm.Reduce_scatter_block(self.init, self.recv, op=self.MPI.SUM)
+
+    def _allreduce(self) -> None:
+        self.comm.Allreduce(self.init, self.out, op=self.MPI.SUM)
+
+    def _alltoall(self) -> None:
+        if self.uniform:
+            self.comm.Alltoall(self.send, self.recv)
+        else:
+            self.comm.Alltoallv([self.send, self.scounts, self.sdispls, self.mpitype],
+                                [self.recv, self.rcounts, self.rdispls, self.mpitype])
+
+    def _bcast(self) -> None:
+        if self.i == self.s.root:
+            self.out[...] = self.init
+        self.comm.Bcast(self.out, root=self.s.root)
+
+    def _reduce(self) -> None:
+        self.comm.Reduce(self.init, self.out if self.i == self.s.root else None, op=self.MPI.SUM,
+                         root=self.s.root)
+
+    def _send(self) -> None:
+        if self.i == self.s.root:
+            self.comm.Send(self.init, dest=self.s.dest, tag=7)
+        elif self.i == self.s.dest:
+            self.comm.Recv(self.out, source=self.s.root, tag=7)
+
+    #: The MPI call that runs each collective (named in :data:`~.schedules.MPI_NAMES`).
+    CALLS = {Collective.ALL_GATHER: _allgather, Collective.GATHER: _gather,
+             Collective.REDUCE_SCATTER: _reduce_scatter, Collective.ALL_REDUCE: _allreduce,
+             Collective.ALL_TO_ALL: _alltoall, Collective.BROADCAST: _bcast,
+             Collective.REDUCE: _reduce, Collective.SEND: _send}
+
     def run(self) -> None:
-        MPI, c, coll = self.MPI, self.comm, self.coll
-        if coll == "all_gather":
-            c.Allgather(self.send, self.out)
-        elif coll == "gather":
-            c.Gather(self.send, self.out if self.i == self.s.root else None, root=self.s.root)
-        elif coll == "reduce_scatter":
-            c.Reduce_scatter_block(self.init, self.recv, op=MPI.SUM)
-        elif coll == "all_reduce":
-            c.Allreduce(self.init, self.out, op=MPI.SUM)
-        elif coll == "all_to_all":
-            if self.uniform:
-                c.Alltoall(self.send, self.recv)
-            else:
-                c.Alltoallv([self.send, self.scounts, self.sdispls, self.mpitype],
-                            [self.recv, self.rcounts, self.rdispls, self.mpitype])
-        elif coll == "broadcast":
-            if self.i == self.s.root:
-                self.out[...] = self.init
-            c.Bcast(self.out, root=self.s.root)
-        elif coll == "reduce":
-            c.Reduce(self.init, self.out if self.i == self.s.root else None, op=MPI.SUM,
-                     root=self.s.root)
-        elif coll == "send":
-            if self.i == self.s.root:
-                c.Send(self.init, dest=self.s.dest, tag=7)
-            elif self.i == self.s.dest:
-                c.Recv(self.out, source=self.s.root, tag=7)
+        self.CALLS[self.coll](self)
 
     def result(self) -> np.ndarray:
         """MPI's answer laid out like the schedule's buffer (NaN where it says nothing)."""
-        if self.coll == "reduce_scatter":
-            out = np.full(self.layout.count, np.nan, dtype=self.layout.dtype)
-            a, b = self.block
-            out[a:b] = self.recv
-            return out
-        if self.coll == "all_to_all":
+        if self.coll.layout == "pairs":
             out = np.full(self.layout.count, np.nan, dtype=self.layout.dtype)
             pos = 0
             for a, b in self.rranges:
                 out[a:b] = self.recv[pos:pos + b - a]
                 pos += b - a
+            return out
+        if self.coll.ends == "owner":
+            out = np.full(self.layout.count, np.nan, dtype=self.layout.dtype)
+            a, b = self.block
+            out[a:b] = self.recv
             return out
         return self.out
 
@@ -357,15 +376,41 @@ def _run_case(world, case: dict, opts: dict, comms: _Communicators) -> list[dict
 def _run_size(world, sched: Schedule, nbytes: int, case: dict, opts: dict, comm, rcomm,
               gcomm) -> dict | None:
     """Time and check ``sched`` at one size: the row at world rank 0, else None."""
-    from mpi4py import MPI
     me = world.Get_rank()
-    P, R = sched.num_participants, sched.num_ranks
-    is_rank = me < R
-    group, local = sched.local_index
+    is_rank = me < sched.num_ranks
+    _, local = sched.local_index
     iters, warmup, seed = int(opts["iters"]), int(opts["warmup"]), int(opts["seed"])
-    K = sched.num_steps
     layout = Layout(sched, nbytes, opts["dtype"])
     init = initial_buffer(sched, layout, me, seed)
+    all_t, data = _time_schedule(comm, sched, layout, me, init, iters, warmup)
+    # MPI's own collective, same input, same timing
+    mpi_t = np.zeros(iters)
+    builtin = None
+    if is_rank:
+        if gcomm is not None:
+            builtin = MPICollective(sched, layout, gcomm, int(local[me]), init)
+        _time_builtin(rcomm, builtin, iters, warmup, mpi_t)
+    # correctness: the definition, and MPI's answer
+    msg = mpi_msg = ""
+    if is_rank:
+        want, need = expected_buffer(sched, layout, me, seed)
+        msg = compare(sched, layout, data, want, need, f"rank {me}")
+        if builtin is not None:
+            mpi_msg = compare(sched, layout, builtin.result(), want, need,
+                              f"{MPI_NAMES[sched.collective]} at rank {me}")
+    checks = comm.gather((msg, mpi_msg), root=0)
+    if me != 0:
+        return None
+    return _row(case, sched, layout, all_t, mpi_t, checks, iters)
+
+
+def _time_schedule(comm, sched: Schedule, layout: Layout, me: int, init: np.ndarray, iters: int,
+                   warmup: int) -> tuple[np.ndarray, np.ndarray]:
+    """Run the schedule ``iters`` times after warm-up: per run, the slowest participant's
+    total time and step times (``[run, 0]`` and ``[run, 1:]``, at participant 0), and
+    this participant's buffer after the last run."""
+    from mpi4py import MPI
+    K = sched.num_steps
     ex = Executor(comm, sched, layout, me, init)
     data = ex.data
     stamps = np.zeros(K)
@@ -387,37 +432,34 @@ def _run_size(world, sched: Schedule, nbytes: int, case: dict, opts: dict, comm,
     ex.free()
     all_t = np.zeros_like(local_t)
     comm.Reduce(local_t, all_t, op=MPI.MAX, root=0)
-    # MPI's own collective, same input, same timing
-    mpi_t = np.zeros(iters)
-    builtin = None
-    if is_rank:
-        if gcomm is not None:
-            builtin = MPICollective(sched, layout, gcomm, int(local[me]), init)
+    return all_t, data
 
-        def builtin_once() -> float:
-            rcomm.Barrier()
-            t0 = MPI.Wtime()
-            if builtin is not None:
-                builtin.run()
-            return t0
 
-        _warm_up(rcomm, builtin_once, warmup)
-        loc = np.zeros(iters)
-        for j in range(iters):
-            t0 = builtin_once()
-            loc[j] = MPI.Wtime() - t0
-        rcomm.Reduce(loc, mpi_t, op=MPI.MAX, root=0)
-    # correctness: the definition, and MPI's answer
-    msg = mpi_msg = ""
-    if is_rank:
-        want, need = expected_buffer(sched, layout, me, seed)
-        msg = compare(sched, layout, data, want, need, f"rank {me}")
+def _time_builtin(rcomm, builtin: MPICollective | None, iters: int, warmup: int,
+                  mpi_t: np.ndarray) -> None:
+    """Time MPI's collective (None on a rank outside every group: it only keeps time)
+    like the schedule; the slowest rank's time per run lands in ``mpi_t`` at rank 0."""
+    from mpi4py import MPI
+
+    def builtin_once() -> float:
+        rcomm.Barrier()
+        t0 = MPI.Wtime()
         if builtin is not None:
-            mpi_msg = compare(sched, layout, builtin.result(), want, need,
-                              f"{MPI_NAMES[sched.collective]} at rank {me}")
-    checks = comm.gather((msg, mpi_msg), root=0)
-    if me != 0:
-        return None
+            builtin.run()
+        return t0
+
+    _warm_up(rcomm, builtin_once, warmup)
+    loc = np.zeros(iters)
+    for j in range(iters):
+        t0 = builtin_once()
+        loc[j] = MPI.Wtime() - t0
+    rcomm.Reduce(loc, mpi_t, op=MPI.MAX, root=0)
+
+
+def _row(case: dict, sched: Schedule, layout: Layout, all_t: np.ndarray, mpi_t: np.ndarray,
+         checks: list, iters: int) -> dict:
+    """The table row for one size, from the gathered times and checks."""
+    K, R, P = sched.num_steps, sched.num_ranks, sched.num_participants
     errors = [m for m, _ in checks if m]
     mpi_errors = [m for _, m in checks if m]
     med = np.median(all_t, axis=0) if iters else np.full(K + 1, np.nan)

@@ -152,5 +152,5 @@ def validate(schedule: Schedule) -> None:
                        | (boxes[:, :, 1] < 1) | (boxes[:, :, 1] > grid)).any():
             raise CollectivesError(
                 f"step {k + 1}: a chunk lies outside the slot grid {schedule.slot_shape}")
-    if schedule.collective in ("broadcast", "reduce", "send", "gather") and schedule.root is None:
+    if schedule.collective.rooted and schedule.root is None:
         raise CollectivesError(f"a {schedule.collective} schedule needs a root")

@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import hardware as hw
-from ..collective import collective as as_collective
+from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..topology import GpuCluster, Topology
 from . import p2p, tables
@@ -47,11 +47,12 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
         raise CollectivesError(
             f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
             f"not one: use model='ideal'")
-    nodes, ppn = _span(topology, axes)
+    groups = np.asarray(topology.axis_groups(axes))       # every group over axes, run at once
+    nodes, ppn = _span(topology, groups)
     collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
-    profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, axes))
+    profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, groups))
     over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
@@ -94,21 +95,20 @@ def _ratio(value: float, preset) -> float:
     return value / base if base > 0 else 1.0
 
 
-def _groups_per_node(topology: Topology, axes) -> int:
-    """How many of the axis's groups (all running at once) have ranks on the node of
-    the first group's first rank."""
-    groups = np.asarray(topology.axis_groups(axes))
+def _groups_per_node(topology: Topology, groups: np.ndarray) -> int:
+    """How many of ``groups`` (an axis's groups, all running at once) have ranks on the
+    node of the first group's first rank."""
     per = getattr(topology, "gpus_per_node", topology.num_ranks)
     node = int(groups[0][0]) // per
     return int(np.any(groups // per == node, axis=1).sum())
 
 
-def _span(topology: Topology, axes) -> tuple[int, int]:
-    """(nodes, GPUs per node) of the communicator over ``axes``: the nodes its first
-    group's ranks sit on, and its ranks per node (on a switch, one node). A program's
+def _span(topology: Topology, groups: np.ndarray) -> tuple[int, int]:
+    """(nodes, GPUs per node) of the communicator of ``groups[0]``: the nodes its
+    ranks sit on, and its ranks per node (on a switch, one node). A program's
     mesh laid on the GPUs (:func:`collectives_lib.topology.with_mesh`) may split a
     node: data=4,model=4 on two nodes of 8 gives each data group 2 nodes x 2 GPUs."""
-    group = np.asarray(topology.axis_groups(axes))[0]
+    group = groups[0]
     nodes = len(np.unique(group // getattr(topology, "gpus_per_node", topology.num_ranks)))
     return nodes, len(group) // nodes
 
@@ -133,8 +133,9 @@ def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
     coll = as_collective(collective)
     if coll.value in FUNCTIONS:
         return predict_all(coll, nbytes, comm)
-    if coll == "all_to_all":
+    # the rest NCCL runs as grouped sends and receives (Collective.personalised)
+    if coll is Collective.ALL_TO_ALL:
         return [p2p.all_to_all(nbytes, comm)]
-    if coll == "gather":
+    if coll is Collective.GATHER:
         return [p2p.gather(nbytes, comm)]
     return [p2p.send(nbytes, comm, same_node=comm.nodes == 1)]

@@ -93,8 +93,8 @@ def applies(collective, comm: Comm) -> bool:
 
 
 def _func(collective) -> str | None:
-    coll = Collective(collective).value
-    if coll not in ("all_reduce", "all_gather", "reduce_scatter"):
+    coll = Collective(collective)
+    if coll.rooted or coll.personalised:      # symmetric kernels: every rank plays one part
         return None
     return function(coll)
 

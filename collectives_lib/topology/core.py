@@ -150,10 +150,6 @@ class Topology:
         """The id of a link u -> v, or -1 if there is none."""
         return self._link_index.get((int(u), int(v)), -1)
 
-    def neighbors(self, node: int) -> list[int]:
-        links = self.links
-        return links.dst[links.src == node].tolist()
-
     # -- names ---------------------------------------------------------------
     def node_label(self, node: int) -> str:
         if node < self.num_ranks:
@@ -287,17 +283,6 @@ class Topology:
         each of 6 hops.
         """
         return disjoint_paths_between(self, int(src), int(dst))
-
-    # -- misc ----------------------------------------------------------------
-    def endpoint_links(self, node: int) -> tuple[list[int], list[int]]:
-        links = self.links
-        return (np.nonzero(links.src == node)[0].tolist(),
-                np.nonzero(links.dst == node)[0].tolist())
-
-    def injection_bandwidth(self, node: int) -> float:
-        """Sum of one-way bandwidth of the links leaving ``node``."""
-        links = self.links
-        return float(links.bandwidth[links.src == node].sum())
 
 
 def check_topology(value, what: str = "topology"):

@@ -97,7 +97,8 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
         raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
     kind, arg = text.split(":", 1)
     params = {}
-    if (kind in hw.GPU_SYSTEMS or kind in hw.CLUSTER_PRESETS) and ":" in arg:
+    gpu = kind in hw.GPU_SYSTEMS or kind in hw.CLUSTER_PRESETS
+    if gpu and ":" in arg:
         arg, params = _gpu_params(kind, arg)
     sharp = False
     if arg.endswith(":sharp"):
@@ -106,92 +107,103 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
             raise CollectivesError(f"':sharp' (a switch that reduces in the network) applies to "
                                    f"switch:N, not to {kind}")
     oversubscription = checks.positive(oversubscription, "oversubscription")
-    if oversubscription != 1.0 and kind not in hw.GPU_SYSTEMS and kind not in hw.CLUSTER_PRESETS:
+    if oversubscription != 1.0 and not gpu:
         raise CollectivesError(
             f"--oversubscription {oversubscription:g} sets the fabric between the nodes of a GPU "
             f"cluster (dgx-h100:M and the other GPU presets); {kind} has none")
-    generic = {"ring", "chain", "torus", "mesh", "switch"}
-    if kind in generic:
-        if bandwidth is None:
-            raise CollectivesError(
-                f"topology {spec!r} needs --bandwidth (one-way bytes/s per link, e.g. 45e9)"
-            )
-        lat = 0.0 if latency is None else latency
-        if kind in ("ring", "chain", "switch"):
-            try:
-                n = int(arg)
-            except ValueError:
-                raise CollectivesError(f"{kind}:N needs a whole number of ranks, got {arg!r}") from None
-            check_num_ranks(n)
-            if kind == "ring":
-                return Ring(n, bandwidth=bandwidth, latency=lat)
-            if kind == "chain":
-                return Chain(n, bandwidth=bandwidth, latency=lat)
-            return Switch(n, bandwidth=bandwidth, latency=lat, in_network=sharp)
-        dims = parse_shape(arg)
-        if kind == "torus":
-            return Torus(dims, True, bandwidth=bandwidth, latency=lat)
-        return mesh(dims, bandwidth=bandwidth, latency=lat)
+    if kind in _GENERIC:
+        return _generic(kind, arg, spec, bandwidth, latency, sharp)
     if kind.startswith("tpu"):
-        gen = kind.removeprefix("tpu-").removeprefix("tpu")
-        if gen not in hw.TPU_PRESET_GENERATIONS and gen not in ("v4p", "tpu7x"):
-            raise CollectivesError(
-                f"unknown TPU preset {kind!r}; use one of "
-                + ", ".join(f"tpu-{g}" for g in hw.TPU_PRESET_GENERATIONS)
-            )
-        if "*" in arg:                     # several slices (or pods) joined by DCN
-            shape, _, count = arg.rpartition("*")
-            try:
-                k = int(count)
-            except ValueError:
-                raise CollectivesError(f"{kind}:SHAPE*K needs a whole number K of slices, "
-                                       f"got {count!r}") from None
-            check_num_ranks(k, what="number of slices K")
-            if bandwidth is not None or latency is not None:
-                raise CollectivesError(f"--bandwidth and --latency set one slice's ICI; "
-                                       f"{spec!r} joins {k} slices over DCN: leave them out")
-            dims = tpu_pod(gen).dims if shape == "pod" else shape
-            return TpuSystem(gen, dims, k)
-        if arg == "pod":
-            return tpu_pod(gen, bandwidth=bandwidth, latency=latency)
-        return tpu_slice(gen, arg, bandwidth=bandwidth, latency=latency)
+        return _tpu(kind, arg, spec, bandwidth, latency)
+    if gpu:
+        return _gpu(kind, arg, spec, params, bandwidth, latency, oversubscription)
+    raise CollectivesError(f"unknown topology kind {kind!r}; use {TOPOLOGY_HELP}")
+
+
+_GENERIC = ("ring", "chain", "torus", "mesh", "switch")
+
+
+def _generic(kind: str, arg: str, spec: str, bandwidth, latency, sharp: bool) -> Topology:
+    """ring:N, chain:N, switch:N[:sharp], torus:SHAPE, mesh:SHAPE (a bandwidth is required)."""
+    if bandwidth is None:
+        raise CollectivesError(
+            f"topology {spec!r} needs --bandwidth (one-way bytes/s per link, e.g. 45e9)"
+        )
+    lat = 0.0 if latency is None else latency
+    if kind in ("ring", "chain", "switch"):
+        try:
+            n = int(arg)
+        except ValueError:
+            raise CollectivesError(f"{kind}:N needs a whole number of ranks, got {arg!r}") from None
+        check_num_ranks(n)
+        if kind == "ring":
+            return Ring(n, bandwidth=bandwidth, latency=lat)
+        if kind == "chain":
+            return Chain(n, bandwidth=bandwidth, latency=lat)
+        return Switch(n, bandwidth=bandwidth, latency=lat, in_network=sharp)
+    dims = parse_shape(arg)
+    if kind == "torus":
+        return Torus(dims, True, bandwidth=bandwidth, latency=lat)
+    return mesh(dims, bandwidth=bandwidth, latency=lat)
+
+
+def _tpu(kind: str, arg: str, spec: str, bandwidth, latency) -> Topology:
+    """tpu-GEN:SHAPE, tpu-GEN:pod, and several slices joined by DCN (tpu-GEN:SHAPE*K)."""
+    gen = kind.removeprefix("tpu-").removeprefix("tpu")
+    if gen not in hw.TPU_PRESET_GENERATIONS and gen not in ("v4p", "tpu7x"):
+        raise CollectivesError(
+            f"unknown TPU preset {kind!r}; use one of "
+            + ", ".join(f"tpu-{g}" for g in hw.TPU_PRESET_GENERATIONS)
+        )
+    if "*" in arg:                     # several slices (or pods) joined by DCN
+        shape, _, count = arg.rpartition("*")
+        try:
+            k = int(count)
+        except ValueError:
+            raise CollectivesError(f"{kind}:SHAPE*K needs a whole number K of slices, "
+                                   f"got {count!r}") from None
+        check_num_ranks(k, what="number of slices K")
+        if bandwidth is not None or latency is not None:
+            raise CollectivesError(f"--bandwidth and --latency set one slice's ICI; "
+                                   f"{spec!r} joins {k} slices over DCN: leave them out")
+        dims = tpu_pod(gen).dims if shape == "pod" else shape
+        return TpuSystem(gen, dims, k)
+    if arg == "pod":
+        return tpu_pod(gen, bandwidth=bandwidth, latency=latency)
+    return tpu_slice(gen, arg, bandwidth=bandwidth, latency=latency)
+
+
+def _gpu(kind: str, arg: str, spec: str, params: dict, bandwidth, latency,
+         oversubscription: float) -> Topology:
+    """A cluster preset or a GPU system of M nodes (one node: an NVSwitch node)."""
+    try:
+        m = int(arg)
+    except ValueError:
+        raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
+    check_num_ranks(m, what="number of nodes M")
+    links = dict(nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
+                 nvlink_latency=latency, nic_latency=latency)
     if kind in hw.CLUSTER_PRESETS:
         preset = hw.cluster_preset(kind)
-        try:
-            m = int(arg)
-        except ValueError:
-            raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
-        check_num_ranks(m, what="number of nodes M")
         return GpuCluster(preset.system, m, oversubscription=oversubscription,
                           sus_per_pod=int(preset.sus_per_pod.value),
                           core_oversubscription=float(preset.core_oversubscription.value),
-                          nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
-                          nvlink_latency=latency, nic_latency=latency,
-                          **_cluster_kwargs(hw.gpu_system(preset.system), params, spec))
-    if kind in hw.GPU_SYSTEMS:
-        try:
-            m = int(arg)
-        except ValueError:
-            raise CollectivesError(f"{kind}:M needs a whole number of nodes, got {arg!r}") from None
-        check_num_ranks(m, what="number of nodes M")
-        system = hw.gpu_system(kind)
-        if m == 1:
-            if oversubscription != 1.0:
+                          **links, **_cluster_kwargs(hw.gpu_system(preset.system), params, spec))
+    system = hw.gpu_system(kind)
+    if m == 1:
+        if oversubscription != 1.0:
+            raise CollectivesError(
+                f"--oversubscription sets the fabric between nodes; {kind}:1 is one node with "
+                f"none (use {kind}:M with M >= 2 nodes)")
+        for key in ("nics", "fabric"):
+            if key in params:
                 raise CollectivesError(
-                    f"--oversubscription sets the fabric between nodes; {kind}:1 is one node with "
-                    f"none (use {kind}:M with M >= 2 nodes)")
-            for key in ("nics", "fabric"):
-                if key in params:
-                    raise CollectivesError(
-                        f"{key}= describes the network between nodes; {kind}:1 is one node (NVLink "
-                        f"only): leave it out or use {kind}:M with M >= 2")
-            gpus = _gpus(system, params, spec)
-            return nvswitch_node(kind, gpus=gpus, bandwidth=bandwidth, latency=latency)
-        return GpuCluster(kind, m, oversubscription=oversubscription,
-                          nvlink_bandwidth=bandwidth, nic_bandwidth=bandwidth,
-                          nvlink_latency=latency, nic_latency=latency,
-                          **_cluster_kwargs(system, params, spec))
-    raise CollectivesError(f"unknown topology kind {kind!r}; use {TOPOLOGY_HELP}")
+                    f"{key}= describes the network between nodes; {kind}:1 is one node (NVLink "
+                    f"only): leave it out or use {kind}:M with M >= 2")
+        gpus = _gpus(system, params, spec)
+        return nvswitch_node(kind, gpus=gpus, bandwidth=bandwidth, latency=latency)
+    return GpuCluster(kind, m, oversubscription=oversubscription,
+                      **links, **_cluster_kwargs(system, params, spec))
 
 
 def _gpu_params(kind: str, arg: str) -> tuple[str, dict]:
