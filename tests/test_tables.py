@@ -46,3 +46,12 @@ def test_compare_fits_the_code_box_and_keeps_every_algorithm(n):
     for a in algs:
         for e in c[a]:
             assert f"{e.time * 1e6:.2f}" in text
+
+
+def test_labels_that_start_with_a_digit_align_left():
+    rows = [("1 node (8 GPUs)", "9 of 40", "3.5x"), ("16 nodes (128 GPUs)", "10 of 40", "12x")]
+    t = table(rows, ("system", "sizes", "growth"))
+    one, sixteen = str(t).splitlines()[1:]
+    assert one.startswith("1 node (8 GPUs)  ") and sixteen.startswith("16 nodes")
+    assert one.index("9 of 40") == sixteen.index("10 of 40")       # text: same start
+    assert one.endswith(" 3.5x") and sixteen.endswith("  12x")     # quantities: same end

@@ -20,6 +20,7 @@ Introduced in the chapter *A first look*.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Iterable, Sequence
@@ -45,6 +46,16 @@ def _cell(value: Any) -> str:
 
 def _numeric(value: Any) -> bool:
     return value is None or (isinstance(value, Real) and not isinstance(value, bool))
+
+
+#: A formatted quantity: a number, then at most one unit word ("1.2 ms", "3.5x",
+#: "2,198", "20.8 GB/s"); a label that only starts with a digit ("2 nodes (16 GPUs)",
+#: "9 of 40") is text.
+_QUANTITY = re.compile(r"[-+]?\d[\d,.]*(?:e[-+]?\d+)?(?: ?[^\s\d][^\s]*)?")
+
+
+def _quantity(value: Any) -> bool:
+    return _numeric(value) or (isinstance(value, str) and _QUANTITY.fullmatch(value) is not None)
 
 
 @dataclass(frozen=True)
@@ -112,7 +123,7 @@ def table(rows: Iterable[Sequence[Any]], header: Sequence[str], *, title: str | 
             raise CollectivesError(f"table row {k} has {len(r)} cells, the header {len(header)}: {r!r}")
     cells = tuple(tuple(_cell(v) for v in r) for r in raw)
     right = tuple(
-        bool(raw) and all(_numeric(r[i]) or (isinstance(r[i], str) and r[i][:1].isdigit()) for r in raw)
+        bool(raw) and all(_quantity(r[i]) for r in raw)
         for i in range(len(header)))
     t = Table(header, cells, right, title)
     widest = max(len(line) for line in t.lines())
