@@ -270,7 +270,6 @@ def test_static_true_gives_both():
 
 def test_static_false_never_renders_twin(monkeypatch):
     monkeypatch.setenv(explore.BUILD_ENV, "1")
-    exp, _ = make(static=False)
     assert "text/html" not in exp._repr_mimebundle_()
 
 
@@ -393,3 +392,12 @@ def test_importing_explore_imports_no_gui_library():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_text_a_viewer_without_widgets_shows_fits_the_code_box():
+    exp = explorer(Recorder(), {"n": Slider("ranks N", [2, 4, 8, 16, 32, 64], value=8),
+                                "size": Slider("size", [2**k for k in range(10, 31)], value=2**20)},
+                   static=False,
+                   title="all-reduce time on a ring of N chips against the size of each chip's array")
+    text = repr(exp)
+    assert max(map(len, text.splitlines())) <= 88 and "n=8" in text and "size=1048576" in text

@@ -54,6 +54,7 @@ import io
 import itertools
 import json
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -554,9 +555,11 @@ class Explorer:
         return bundle
 
     def __repr__(self) -> str:
+        # the text a viewer without widgets shows: wrapped to the book's code box
         controls = ", ".join(f"{n}={self.last_values[n]!r}" for n in self.specs)
         title = f"{self.title!r}, " if self.title else ""
-        return f"Explorer({title}{controls})"
+        return "\n".join(textwrap.wrap(f"Explorer({title}{controls})", 88, subsequent_indent="    ",
+                                        break_long_words=False, break_on_hyphens=False))
 
 
 def _widget_bundle(widget: Any, include: Any, exclude: Any) -> dict[str, Any]:
@@ -717,7 +720,9 @@ class Player:
 
     def __repr__(self) -> str:
         title = f"{self.title!r}, " if self.title else ""
-        return f"Player({title}{len(self.frames)} frames, fps={self.fps:g})"
+        return "\n".join(textwrap.wrap(f"Player({title}{len(self.frames)} frames, fps={self.fps:g})", 88,
+                                        subsequent_indent="    ", break_long_words=False,
+                                        break_on_hyphens=False))
 
 
 _PLAYER_JS = r"""(function(){
