@@ -104,6 +104,8 @@ def format_table(result: RunResult, *, compact: bool = False) -> str:
         predicted = any(r.get("predicted_s") is not None for r in rows)
         names = [c for c in COMPACT_COLUMNS if predicted or c not in ("predicted", "meas/pred")]
         width.update(_COMPACT_WIDTHS)
+    # the algorithm column holds its longest name (bidirectional_ring_whole is 24 characters)
+    width["algorithm"] = max([width["algorithm"]] + [len(r["algorithm"]) for r in rows])
     lines = []
     if rows:
         r0 = rows[0]
