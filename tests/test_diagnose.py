@@ -163,7 +163,9 @@ def test_unhealthy_runs_without_a_preset(run):
 #: disagreement between SLOW (which must stay below 8/7 of a healthy 2-node run to see a NIC
 #: down) and the runs modelled since the thresholds were set.
 SLOWER_THAN_SLOW = {"gke-a3ultra-h200x8-2node-roce-allgather-clustertoolkit":
-                    "H200 over Google's gIB RoCE reaches 87% of the model's 377 GB/s at 8 GiB"}
+                    ("slow-everywhere", "H200 over Google's gIB RoCE reaches 87% of the model's 377 GB/s "
+                     "at 8 GiB, and its small sizes take 1.5x the model's (with gIB's fitted latency): "
+                     "the tool reads a run slowed at every size")}
 #: Oracle's hand-edited GB200 table (the data's README: wrong counts): the tool takes the rank
 #: count from the count column and refuses the 3-rack preset's 192 ranks.
 EDITED_COUNTS = {"gb200-nvl72-3rack-alltoall-oci"}
@@ -191,7 +193,7 @@ def test_every_published_run_with_its_preset(run):
             if d.verdict == "unknown":
                 assert d.finding("model-limit"), d.findings
         elif run.run_id in SLOWER_THAN_SLOW:
-            assert d.verdict == "degraded" and d.finding("nic-down"), d.findings
+            assert d.verdict == "degraded" and d.finding(SLOWER_THAN_SLOW[run.run_id][0]), d.findings
         elif d.finding("model-limit"):         # the tool says the preset's fabric is an assumption
             assert d.verdict == "unknown", d.findings
         else:

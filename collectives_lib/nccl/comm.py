@@ -18,7 +18,7 @@ from .. import hardware as hw
 from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..topology import GpuCluster, Topology
-from . import p2p, tables
+from . import measured, p2p, tables
 from .tuner import FUNCTIONS, Comm, Prediction, Scale, make_comm, predict_all
 
 
@@ -54,9 +54,11 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, groups))
     over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
+    fabric = getattr(getattr(topology, "base", topology), "fabric", "")
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
-                     oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0))
+                     oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0),
+                     latency_inter=measured.PLUGIN_LATENCY.get(fabric, 0.0) * 1e6)
 
 
 def machine(topology: Topology, system: hw.GpuSystem, ppn: int, *,

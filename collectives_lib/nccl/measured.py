@@ -56,12 +56,19 @@ from .tuner import Comm, Prediction, bandwidth, function, nvls_channel_bandwidth
 #: Per-chunk pipeline latency (s) by NCCL algorithm, fitted to the runs fits.csv names.
 #: A ring's chunks cross NVLink within a node and the network between nodes, whose per-step
 #: latency is several times NVLink's (the tuner's hwLat): RING_NET is a ring across nodes.
-PIPELINE_LATENCY = {"RING": 2e-6, "RING_NET": 1e-6, "TREE": 8e-6, "NVLS": 2e-6, "NVLS_TREE": 20e-6,
+PIPELINE_LATENCY = {"RING": 2e-6, "RING_NET": 0.25e-6, "TREE": 8e-6, "NVLS": 2e-6, "NVLS_TREE": 20e-6,
                     "COLLNET_DIRECT": 0.25e-6, "COLLNET_CHAIN": 0.25e-6, "PAT": 0.0, "P2P": 4e-6}
 #: One kernel launch from a process driving several GPUs (s): fitted (fits.csv).
 LAUNCH = 5.2e-6
 #: The same with the iterations captured in a CUDA Graph (nccl-tests -G): fitted.
 LAUNCH_GRAPH = 4.2e-6
+#: The latency (s) a network plugin reports to NCCL (``ncclNetProperties_t.latency``), by
+#: fabric kind: NCCL's tuner adds it to every network step, twice for Simple
+#: (``src/graph/tuning.cc``: ``interLat += graphs[a]->latencyInter``, then "the flush extra
+#: latency"). NCCL's own IB verbs transport, InfiniBand or RoCE, reports 0 (``net_ib``:
+#: "Not set"); Google's gIB plugin (RoCE on GKE and GCE A3 Ultra and A4) is not public, so
+#: its figure is fitted (fits.csv).
+PLUGIN_LATENCY = {"gib": 14e-6}
 SOURCE = "nccl-p2p-model"
 
 

@@ -104,6 +104,7 @@ class Comm:
     unscaled: dict = field(default=None, compare=False, repr=False)   # the graphs before scaling
     oversubscription: float = 1.0      # the leaves' uplinks carry 1/oversubscription of their NICs
     nodes_per_su: int = 0              # nodes under one leaf per rail (0: all of them)
+    latency_inter: float = 0.0         # us: the network plugin's reported latency (graph->latencyInter)
 
     @staticmethod
     def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
@@ -148,13 +149,16 @@ class Prediction:
 def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = False,
               nvls: bool | None = None, dtype: str = "float32", algorithms=T.ALGORITHMS,
               protocols=T.PROTOCOLS, nics: int | None = None, profile: hw.NcclProfile | None = None,
-              scale: Scale = Scale(), oversubscription: float = 1.0, nodes_per_su: int = 0) -> Comm:
+              scale: Scale = Scale(), oversubscription: float = 1.0, nodes_per_su: int = 0,
+              latency_inter: float = 0.0) -> Comm:
     """The one way a :class:`Comm` is made: the channel search for ``nodes`` x ``ppn``
     GPUs of ``system`` with ``nics`` NICs per node (default one per GPU) as NCCL's
     topology code sees them (``profile``: the system's, or one with the machine's own
     NIC speed), NVLS where the system has it (``nvls=False`` is ``NCCL_NVLS_ENABLE=0``),
     the launched channel count; then every search bandwidth times ``scale`` (link
-    figures overridden from the preset's)."""
+    figures overridden from the preset's). ``latency_inter`` (us) is the latency the
+    network plugin reports (``ncclNetProperties_t.latency``; NCCL's own IB transport
+    reports 0), which the tuner adds to every network step."""
     profile = system.nccl if profile is None else profile
     if profile is None:
         raise CollectivesError(f"{system.name} has no NCCL profile in this library")
@@ -163,7 +167,8 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
     scaled = _scaled(graphs, scale, nodes) if scale else graphs
     return Comm(nodes, ppn, profile, scaled, system.nvls if nvls is None else bool(nvls), collnet,
                 launched_channels(graphs, nodes=nodes, sm=profile.sm), dtype, tuple(algorithms),
-                tuple(protocols), nics, scale, graphs, float(oversubscription), int(nodes_per_su))
+                tuple(protocols), nics, scale, graphs, float(oversubscription), int(nodes_per_su),
+                float(latency_inter) if nodes > 1 else 0.0)
 
 
 def _scaled(graphs: dict, scale: Scale, nodes: int) -> dict:
@@ -315,6 +320,9 @@ def latency(func: str, algo: str, proto: str, comm: Comm) -> float:
     nodes, ppn, n = comm.nodes, comm.ppn, comm.nranks
     intra_lat = T.HW_LATENCY["NVLINK"][algo][p] * comm.scale.nvlink_latency
     inter_lat = T.HW_LATENCY["NET"]["TREE" if ppn == 1 else algo][p] * comm.scale.net_latency
+    # tuning.cc: interLat += graph->latencyInter (the net plugin's latency), once more for
+    # Simple ("the flush extra latency")
+    inter_lat += comm.latency_inter * (2 if proto == "SIMPLE" else 1)
     lat = T.BASE_LATENCY[algo][p]
     nsteps = _nsteps(func, n)
     if algo == "RING" and func in ("AllReduce", "AllGather", "ReduceScatter"):

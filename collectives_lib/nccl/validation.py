@@ -313,6 +313,12 @@ def _access(name: str):
             for k in keys:
                 measured.PIPELINE_LATENCY[k] = v
         return (lambda: measured.PIPELINE_LATENCY[keys[0]], put)
+    if name.startswith("PLUGIN_LATENCY."):
+        key = name.split(".", 1)[1]
+
+        def put_plugin(v):
+            measured.PLUGIN_LATENCY[key] = v
+        return (lambda: measured.PLUGIN_LATENCY[key], put_plugin)
     module, attr = {"LAUNCH": (measured, "LAUNCH"), "LAUNCH_GRAPH": (measured, "LAUNCH_GRAPH"),
                     "p2p.BASE": (p2p, "BASE"), "p2p.PER_PEER": (p2p, "PER_PEER"),
                     "p2p.NVLINK_EFFICIENCY": (p2p, "NVLINK_EFFICIENCY")}.get(name, (None, None))

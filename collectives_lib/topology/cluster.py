@@ -14,7 +14,7 @@ from .. import checks
 from .core import LinkBuilder, Links, Routes, Topology, positive
 
 #: Scale-out fabrics a GPU cluster may have.
-FABRICS = ("infiniband", "roce")
+FABRICS = ("infiniband", "roce", "gib")
 
 # ---------------------------------------------------------------------------
 # GPU clusters: NVLink nodes on an InfiniBand fat tree
@@ -51,7 +51,9 @@ class GpuCluster(Topology):
     rate; a GPU's NIC link carries its share, ``nics * nic_rate / gpus``, and
     there are ``min(nics, gpus)`` rails) and ``fabric`` (``"infiniband"`` or
     ``"roce"``: NCCL drives both through the same IB verbs transport, so only
-    SHARP, which needs InfiniBand, depends on it).
+    SHARP, which needs InfiniBand, depends on it; ``"gib"`` is RoCE through
+    Google's gIB network plugin, whose latency NCCL's tuner adds to every network
+    step: :data:`collectives_lib.nccl.measured.PLUGIN_LATENCY`).
 
     ``sharp=True`` makes the InfiniBand switches reduce in the network (SHARP, which
     NCCL drives through its CollNet algorithms): the leaf of a rail sums what the

@@ -35,12 +35,12 @@ TOPOLOGY_HELP = (
     "preset takes :KEY=VALUE parameters: gpus=G (G GPUs per node, down to 1; on one node, G of "
     "its GPUs), trays=T (rack presets: NVLink partitions of T trays, 4T GPUs, e.g. "
     "gb200-nvl72:2:trays=16), nics=NxR (N NICs of R Gb/s per node, per tray on rack presets, "
-    "e.g. dgx-a100:3:nics=4x200), fabric=ib|roce"
+    "e.g. dgx-a100:3:nics=4x200), fabric=ib|roce|gib (gib: RoCE through Google's gIB plugin)"
 )
 
 #: Parameters a GPU preset spec takes, and what they mean (TOPOLOGY_HELP says the same).
 GPU_PARAMS = ("gpus", "trays", "nics", "fabric")
-_FABRIC_NAMES = {"ib": "infiniband", "infiniband": "infiniband", "roce": "roce"}
+_FABRIC_NAMES = {"ib": "infiniband", "infiniband": "infiniband", "roce": "roce", "gib": "gib"}
 
 
 
@@ -275,6 +275,6 @@ def _cluster_kwargs(system, params: dict, spec) -> dict:
     if "fabric" in params:
         fabric = _FABRIC_NAMES.get(params["fabric"])
         if fabric is None:
-            raise CollectivesError(f"fabric={params['fabric']!r} is not one of ib, roce")
+            raise CollectivesError(f"fabric={params['fabric']!r} is not one of ib, roce, gib")
         out["fabric"] = fabric
     return out
