@@ -128,8 +128,10 @@ def _names(values, allowed, what) -> list[str]:
     return out
 
 
-def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
-    """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size)."""
+def predictions(collective, nbytes: int, comm: Comm, *, same_node: bool | None = None) -> list[Prediction]:
+    """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size).
+    For a send, ``same_node`` says whether its two GPUs share a node (None: whether the
+    communicator is one node)."""
     coll = as_collective(collective)
     if coll.value in FUNCTIONS:
         return predict_all(coll, nbytes, comm)
@@ -137,4 +139,14 @@ def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
         return [p2p.all_to_all(nbytes, comm)]
     if coll == "gather":
         return [p2p.gather(nbytes, comm)]
-    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1)]
+    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1 if same_node is None else bool(same_node))]
+
+
+def send_same_node(topology: Topology, group_ranks, options) -> bool:
+    """Whether a send's ``src`` and ``dst`` (ranks of the group ``group_ranks``; by default
+    its first and last) sit on one node, so that NCCL sends over NVLink, not the network."""
+    ranks = np.asarray(group_ranks)
+    s = int(ranks[int(options.get("src", 0))])
+    d = int(ranks[int(options.get("dst", len(ranks) - 1))])
+    per = getattr(topology, "gpus_per_node", topology.num_ranks)
+    return s // per == d // per
