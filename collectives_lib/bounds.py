@@ -16,6 +16,13 @@ Two bounds, both from the topology's links alone (no algorithm, no protocol):
 Only links between members of the group (and the switches on their routes)
 count: a collective over one axis of a torus uses that axis's links, a
 data-parallel group over the nodes of a GPU cluster (one GPU per node) its NICs.
+A group of a program's mesh laid on a GPU preset (``with_mesh``) is bound as the
+same ranks asked plainly: its ranks on each node leave it through their NICs.
+Where the groups that run at once share a link, their bytes add: the chips of a
+TPU host, each in its own group over ``slice``, send through the host's one DCN
+port. A send follows the network's route between its two ranks (one NIC each way
+between two GPU nodes); one split over routes through other ranks
+(``multipath``) is held to the cut between the two.
 
 >>> import collectives_lib as cl
 >>> b = lower_bound("all_gather", cl.Ring(8, bandwidth=45e9, latency=1e-6), 2**30)
@@ -131,26 +138,30 @@ def _cluster_parts(c: GpuCluster, members: np.ndarray, inside: np.ndarray):
     nodes of 8...): the part is its own ranks, counted."""
     g = c.gpus_per_node
     node = members // g
-    nodes = np.unique(node)
+    nodes, count = np.unique(node, return_counts=True)
     if len(nodes) > 1 and len(members) > len(nodes):        # else a node holds one rank: "each rank"
-        mine = members[node == nodes[0]]
-        yield "each node", np.concatenate([mine, [c.nvswitch_node(nodes[0])]]), len(mine), len(nodes)
+        # the fullest node: where the parts differ, an all-reduce's share of the bytes that
+        # cross between them is held to the part with the most links
+        first = nodes[np.argmax(count)]
+        mine = members[node == first]
+        yield "each node", np.concatenate([mine, [c.nvswitch_node(first)]]), len(mine), len(nodes)
     levels = [("each Scalable Unit", node // c.nodes_per_su, 1)]
     if c.num_pods > 1:                                       # a three-level fabric: a pod under its spine
         levels.append(("each pod", node // c.nodes_per_su // c.sus_per_pod, c.sus_per_pod))
     for name, unit, sus in levels:
-        units = np.unique(unit)
+        units, count = np.unique(unit, return_counts=True)
         if len(units) < 2:
             continue
-        mine = members[unit == units[0]]
-        first_su = int(units[0]) * sus
+        first = int(units[np.argmax(count)])
+        mine = members[unit == first]
+        first_su = first * sus
         mask = np.zeros(c.num_vertices, dtype=bool)
         mask[mine] = True
         mask[c.num_ranks + np.unique(mine // g)] = True          # their nodes' NVSwitches
         mask[[c.leaf_node(su, r) for su in range(first_su, min(first_su + sus, c.num_sus))
               for r in range(c.rails)]] = True
         if name == "each pod":
-            mask[c.pod_spine_node(int(units[0]))] = True
+            mask[c.pod_spine_node(first)] = True
         yield name, np.nonzero(mask & inside)[0], len(mine), len(units)
 
 

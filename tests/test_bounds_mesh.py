@@ -178,3 +178,20 @@ def test_no_answer_below_its_lower_bound_on_random_meshes_axes_and_sizes():
                                                          str(e), str(e.bound))
             checked += 1
     assert checked >= 150
+
+
+def test_a_mesh_axis_of_whole_nodes_has_the_bound_of_that_many_nodes_plainly():
+    # the property behind the first test, drawn at random: groups of k whole nodes laid
+    # by a mesh on M nodes are bound as dgx-h100:k is, for every collective
+    rng = random.Random(7)
+    for _ in range(12):
+        nodes = rng.choice([2, 4, 8])
+        k = rng.choice([d for d in (1, 2, 4, 8) if nodes % d == 0])
+        coll = rng.choice(["all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast",
+                           "reduce", "gather"])
+        view = with_mesh(cl.parse_topology(f"dgx-h100:{nodes}"), {"rest": nodes // k, "grp": 8 * k})
+        plain = cl.parse_topology(f"dgx-h100:{k}")
+        for network in (False, True):
+            a = lower_bound(coll, view, GIB, axes=["grp"], network=network)
+            b = lower_bound(coll, plain, GIB, network=network)
+            assert a.time == pytest.approx(b.time, rel=1e-9), (nodes, k, coll, network, str(a), str(b))
