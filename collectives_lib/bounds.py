@@ -317,24 +317,35 @@ def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarr
     return out
 
 
-def _send_bound(topology: Topology, group, members: np.ndarray, V: float, multipath: bool) -> Bound:
-    """A send from the group's ``src`` to its ``dst`` (ranks of the group: on an axis, the
-    pair in the first group along it). Over the network's route, the busiest link of the
-    route sets the bound (a split route shares the message over its halves); split over
-    routes through other ranks (``multipath``), the cut between the two."""
-    s = int(members[int(group.options.get("src", 0))])
-    d = int(members[int(group.options.get("dst", len(members) - 1))])
+def _send_bound(topology: Topology, group, groups: np.ndarray, V: float, multipath: bool) -> Bound:
+    """A send from the group's ``src`` to its ``dst`` (ranks of the group: over an axis, the
+    pair in every group along it, all at once). Over the network's routes, the busiest link
+    sets the bound: the messages whose routes cross it (a split route shares a message over
+    its halves), over its bandwidth. Split over routes through other ranks (``multipath``,
+    over the whole topology only), the cut between the two ranks."""
+    i, j = int(group.options.get("src", 0)), int(group.options.get("dst", groups.shape[1] - 1))
+    s, d = int(groups[0][i]), int(groups[0][j])
     links = topology.links
     if multipath:
         capacity = topology.cut_bandwidth([s], [d]) if topology.num_vertices <= 20000 else min(
             float(links.bandwidth[links.src == s].sum()), float(links.bandwidth[links.dst == d].sum()))
         what = f"the cut between rank {s} and rank {d} carries {format_rate(capacity)}"
     else:
-        r = topology.routes(np.array([s]), np.array([d]))
-        share = np.bincount(r.inc_link, weights=r.sub_weight[r.inc_sub], minlength=len(links.src))
-        on = share > 0
-        capacity = float((links.bandwidth[on] / share[on]).min()) if on.any() else 0.0
-        what = f"the route from rank {s} to rank {d} carries {format_rate(capacity)}"
+        r = topology.routes(groups[:, i], groups[:, j])
+        load = np.bincount(r.inc_link, weights=r.sub_weight[r.inc_sub], minlength=len(links.src))
+        on = np.nonzero(load > 1e-12)[0]
+        capacity = 0.0
+        what = "no link between them"
+        if len(on):
+            rate = links.bandwidth[on] / load[on]
+            busiest = int(on[np.argmin(rate)])
+            capacity = float(rate.min())
+            what = f"the route from rank {s} to rank {d} carries {format_rate(capacity)}"
+            if load[busiest] > 1 + 1e-9:
+                what = (f"{load[busiest]:.4g} of the {len(groups)} groups' sends cross "
+                        f"{topology.node_label(int(links.src[busiest]))} -> "
+                        f"{topology.node_label(int(links.dst[busiest]))} "
+                        f"({format_rate(float(links.bandwidth[busiest]))}): {format_rate(capacity)} each")
     lat = float(_latencies(topology, np.array([s]), np.array([d]))[0])
     bw_t = V / capacity if capacity > 0 else 0.0
     return Bound(max(bw_t, lat), bw_t, what, lat, f"the route from rank {s} to rank {d}")
@@ -385,7 +396,7 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     n = len(members)
     root = int(group.options.get("root", 0)) if not np.iterable(group.options.get("root", 0)) else 0
     if coll is Collective.SEND:
-        return _send_bound(topology, group, members, float(nbytes), multipath)
+        return _send_bound(topology, group, np.asarray(groups, dtype=np.int64), float(nbytes), multipath)
     V = float(nbytes)
     plain = _plain_torus(topology)
     # a plain torus's cuts are counted, not found: its links need not be built

@@ -128,10 +128,12 @@ def _names(values, allowed, what) -> list[str]:
     return out
 
 
-def predictions(collective, nbytes: int, comm: Comm, *, same_node: bool | None = None) -> list[Prediction]:
+def predictions(collective, nbytes: int, comm: Comm, *, same_node: bool | None = None,
+                share: float = 1.0) -> list[Prediction]:
     """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size).
     For a send, ``same_node`` says whether its two GPUs share a node (None: whether the
-    communicator is one node)."""
+    communicator is one node) and ``share`` what its route leaves it of its network rate
+    while the other groups' sends cross the same links (:func:`send_share`)."""
     coll = as_collective(collective)
     if coll.value in FUNCTIONS:
         return predict_all(coll, nbytes, comm)
@@ -139,7 +141,8 @@ def predictions(collective, nbytes: int, comm: Comm, *, same_node: bool | None =
         return [p2p.all_to_all(nbytes, comm)]
     if coll == "gather":
         return [p2p.gather(nbytes, comm)]
-    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1 if same_node is None else bool(same_node))]
+    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1 if same_node is None else bool(same_node),
+                     share=share)]
 
 
 def send_same_node(topology: Topology, group_ranks, options) -> bool:
@@ -150,3 +153,25 @@ def send_same_node(topology: Topology, group_ranks, options) -> bool:
     d = int(ranks[int(options.get("dst", len(ranks) - 1))])
     per = getattr(topology, "gpus_per_node", topology.num_ranks)
     return s // per == d // per
+
+
+def send_share(topology: Topology, groups, options) -> float:
+    """What a send across nodes keeps of its route's rate while the sends of every group
+    (over an axis, one pair in each, all at once) cross the fabric: the busiest link's
+    bandwidth per message it carries, over the first pair's route alone (1 where no link is
+    shared beyond its bandwidth, as on a full fat tree; an oversubscribed leaf uplink that
+    32 pairs cross at once leaves each less). NCCL's tuner sees one communicator alone."""
+    groups = np.asarray(groups, dtype=np.int64)
+    i, j = int(options.get("src", 0)), int(options.get("dst", groups.shape[1] - 1))
+    links = topology.links
+    alone = topology.routes(groups[:1, i], groups[:1, j])
+    if len(groups) < 2 or not len(alone.inc_link):
+        return 1.0
+    every = topology.routes(groups[:, i], groups[:, j])
+    load = np.bincount(every.inc_link, weights=every.sub_weight[every.inc_sub], minlength=len(links.src))
+    on = load > 1e-12
+    own = np.bincount(alone.inc_link, weights=alone.sub_weight[alone.inc_sub], minlength=len(links.src))
+    mine = own > 1e-12
+    shared = float((links.bandwidth[on] / load[on]).min())
+    single = float((links.bandwidth[mine] / own[mine]).min())
+    return min(1.0, shared / single) if single > 0 else 1.0
