@@ -219,3 +219,15 @@ def test_sends_of_every_group_at_once_share_the_links_their_routes_cross(model):
     assert e.time >= e.bound.time * (1 - 1e-9)
     alone = cl.estimate("send", base, GIB, model=model, src=0, dst=256)
     assert alone.time < e.time / 3
+
+
+def test_nccl_model_on_a_mesh_view_sees_the_fabric_of_the_preset_under_it():
+    # a mesh over every rank of an oversubscribed cluster is the cluster: NCCL's model must see
+    # its 4:1 leaf uplinks and Scalable Units, or it answers below the bound (1.43 ms < 2.68 ms)
+    base = cl.GpuCluster("dgx-h100", 8, nodes_per_su=4, oversubscription=4.0)
+    view = with_mesh(base, {"a0": 8, "a1": 8})
+    on_mesh = cl.estimate("all_to_all", view, 1 << 26, axes=["a0", "a1"], model="nccl")
+    plain = cl.estimate("all_to_all", base, 1 << 26, model="nccl")
+    assert on_mesh.time == pytest.approx(plain.time, rel=1e-12)
+    assert on_mesh.bound.time == pytest.approx(plain.bound.time, rel=1e-12)
+    assert on_mesh.time >= on_mesh.bound.time

@@ -48,14 +48,15 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
             f"NCCL's model needs a GPU system preset (nvswitch_node, GpuCluster); {topology!r} is "
             f"not one: use model='ideal'")
     nodes, ppn = _span(topology, axes)
-    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
+    fabric = getattr(topology, "base", topology)       # a program's mesh laid on a preset: its fabric
+    collnet = bool(getattr(fabric, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, axes))
-    over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
+    over = float(getattr(fabric, "oversubscription", 1.0)) if nodes > 1 else 1.0
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
-                     oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0))
+                     oversubscription=over, nodes_per_su=getattr(fabric, "nodes_per_su", 0))
 
 
 def machine(topology: Topology, system: hw.GpuSystem, ppn: int, *,
