@@ -16,6 +16,13 @@ Two bounds, both from the topology's links alone (no algorithm, no protocol):
 Only links between members of the group (and the switches on their routes)
 count: a collective over one axis of a torus uses that axis's links, a
 data-parallel group over the nodes of a GPU cluster (one GPU per node) its NICs.
+A group of a program's mesh laid on a GPU preset (``with_mesh``) is bound as the
+same ranks asked plainly: its ranks on each node leave it through their NICs.
+Where the groups that run at once share a link, their bytes add: the chips of a
+TPU host, each in its own group over ``slice``, send through the host's one DCN
+port. A send follows the network's route between its two ranks (one NIC each way
+between two GPU nodes); one split over routes through other ranks
+(``multipath``) is held to the cut between the two.
 
 >>> import collectives_lib as cl
 >>> b = lower_bound("all_gather", cl.Ring(8, bandwidth=45e9, latency=1e-6), 2**30)
@@ -35,7 +42,7 @@ from . import checks
 from .errors import CollectivesError
 from .builders import group_for
 from .collective import Collective, collective as as_collective
-from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem
+from .topology import GpuCluster, MeshView, Switch, Topology, Torus, TpuSystem
 from .units import format_rate, format_time
 
 
@@ -117,54 +124,88 @@ def _crossing_each(topology: Topology, ranks: np.ndarray, use: np.ndarray,
     return float(out[ranks].min()), float(into[ranks].min())
 
 
+def _cluster(topology: Topology) -> GpuCluster | None:
+    """The GPU cluster under ``topology`` (itself, or the preset a mesh is laid on)."""
+    base = topology.base if isinstance(topology, MeshView) else topology
+    return base if isinstance(base, GpuCluster) else None
+
+
+def _cluster_parts(c: GpuCluster, members: np.ndarray, inside: np.ndarray):
+    """The group's ranks on one node, one Scalable Unit, one pod of a GPU cluster (with
+    the node's NVSwitch and the unit's leaves), wherever the group spans several: the
+    NICs and uplinks its bytes cross to leave each. The group may be the whole cluster,
+    an axis of it, or an axis of a mesh laid on it (one GPU of every other node, two
+    nodes of 8...): the part is its own ranks, counted."""
+    g = c.gpus_per_node
+    node = members // g
+    nodes, count = np.unique(node, return_counts=True)
+    if len(nodes) > 1 and len(members) > len(nodes):        # else a node holds one rank: "each rank"
+        # the fullest node: where the parts differ, an all-reduce's share of the bytes that
+        # cross between them is held to the part with the most links
+        first = nodes[np.argmax(count)]
+        mine = members[node == first]
+        yield "each node", np.concatenate([mine, [c.nvswitch_node(first)]]), len(mine), len(nodes)
+    levels = [("each Scalable Unit", node // c.nodes_per_su, 1)]
+    if c.num_pods > 1:                                       # a three-level fabric: a pod under its spine
+        levels.append(("each pod", node // c.nodes_per_su // c.sus_per_pod, c.sus_per_pod))
+    for name, unit, sus in levels:
+        units, count = np.unique(unit, return_counts=True)
+        if len(units) < 2:
+            continue
+        first = int(units[np.argmax(count)])
+        mine = members[unit == first]
+        first_su = first * sus
+        mask = np.zeros(c.num_vertices, dtype=bool)
+        mask[mine] = True
+        mask[c.num_ranks + np.unique(mine // g)] = True          # their nodes' NVSwitches
+        mask[[c.leaf_node(su, r) for su in range(first_su, min(first_su + sus, c.num_sus))
+              for r in range(c.rails)]] = True
+        if name == "each pod":
+            mask[c.pod_spine_node(first)] = True
+        yield name, np.nonzero(mask & inside)[0], len(mine), len(units)
+
+
 def _parts(topology: Topology, members: np.ndarray, axes: tuple[int, ...], inside: np.ndarray,
-           root: int | None):
-    """(name, vertex set, ranks in it, number of such parts) for the partitions worth
-    trying; for a rooted collective, the root alone and another rank alone."""
+           root: int | None, groups: np.ndarray):
+    """(name, vertex set, ranks in it, number of such parts, ranks of each group in it)
+    for the partitions worth trying; for a rooted collective, the root alone and another
+    rank alone. The last is None where only the first group's ranks are in the part, else
+    how many ranks of every group running at once lie in it (a TPU host's chips, each in
+    its own group over ``slice``, share the host's DCN port)."""
     n = len(members)
     if root is None:
-        yield "each rank", members, 1, n          # every rank alone (see _crossing_each)
+        yield "each rank", members, 1, n, None    # every rank alone (see _crossing_each)
     else:
-        yield f"rank {root}", np.array([root]), 1, n
+        yield f"rank {root}", np.array([root]), 1, n, None
         other = members[members != root]
         if len(other):
-            yield f"rank {int(other[0])}", other[:1], 1, n
+            yield f"rank {int(other[0])}", other[:1], 1, n, None
+    cluster = _cluster(topology)
     if isinstance(topology, Torus):
         coords = np.stack(np.unravel_index(members, topology.dims), axis=1)
         for a in axes:
             d = topology.dims[a]
             if d >= 2:
                 half = members[coords[:, a] < d // 2]
-                yield f"half of axis {topology.axis_names[a]}", half, len(half), 2
-    elif isinstance(topology, GpuCluster) and axes == (0, 1) and topology.num_nodes > 1:
-        g = topology.gpus_per_node
-        node = np.concatenate([members[:g], [topology.nvswitch_node(0)]])
-        yield "each node", node, g, topology.num_nodes
-        if topology.num_sus > 1:
-            per = topology.nodes_per_su
-            su = np.arange(topology.num_vertices)
-            mask = np.zeros(topology.num_vertices, dtype=bool)
-            mask[: per * g] = True
-            mask[topology.num_ranks: topology.num_ranks + per] = True
-            mask[[topology.leaf_node(0, r) for r in range(topology.rails)]] = True
-            yield "each Scalable Unit", su[mask & inside], per * g, topology.num_sus
-        if topology.num_pods > 1:                 # a three-level fabric: a pod under its spine
-            nodes = topology.nodes_per_su * topology.sus_per_pod
-            mask = np.zeros(topology.num_vertices, dtype=bool)
-            mask[: nodes * g] = True
-            mask[topology.num_ranks: topology.num_ranks + nodes] = True
-            mask[[topology.leaf_node(su, r) for su in range(topology.sus_per_pod)
-                  for r in range(topology.rails)]] = True
-            mask[topology.pod_spine_node(0)] = True
-            yield ("each pod", np.nonzero(mask & inside)[0], nodes * g, topology.num_pods)
-    elif isinstance(topology, GpuCluster) and axes == (0,) and topology.num_sus > 1:
-        per = topology.nodes_per_su
-        first = members[:per]
-        yield "each Scalable Unit", np.concatenate([first, [topology.leaf_node(0, 0)]]), per, topology.num_sus
-    elif isinstance(topology, TpuSystem) and topology.num_slices > 1 and not axes[1:] == ():
+                yield f"half of axis {topology.axis_names[a]}", half, len(half), 2, None
+    elif cluster is not None and cluster.num_nodes > 1:
+        for name, part, k, m in _cluster_parts(cluster, members, inside):
+            yield name, part, k, m, None
+    elif isinstance(topology, TpuSystem) and topology.num_slices > 1 and 0 in axes:
         per = topology.chips_per_slice
-        hosts = topology.num_ranks + np.arange(topology.hosts_per_slice)
-        yield "each slice", np.concatenate([np.arange(per), hosts]), per, topology.num_slices
+        if len(axes) > 1:
+            k = int((members < per).sum())
+            hosts = topology.num_ranks + np.arange(topology.hosts_per_slice)
+            yield "each slice", np.concatenate([np.arange(per), hosts]), k, topology.num_slices, None
+        # the host of the first rank, with all its chips: every group with a chip there sends
+        # through the host's one DCN port
+        host = topology.host_of(int(members[0]))
+        chips = topology.host_chips(host)
+        group_of = np.empty(topology.num_ranks, dtype=np.int64)
+        group_of[groups.ravel()] = np.repeat(np.arange(len(groups)), groups.shape[1])
+        ks = np.bincount(group_of[chips], minlength=len(groups))
+        yield ("each host", np.concatenate([chips, [topology.host_node(host)]]),
+               int(np.isin(members, chips).sum()), n, ks[ks > 0])
 
 
 def _plain_torus(topology: Topology) -> bool:
@@ -225,14 +266,19 @@ def _torus_half(topology: Torus, axes, name: str, n: int) -> tuple[float, float]
     return lines * out * topology.bandwidth, lines * into * topology.bandwidth
 
 
-def _reduces_between(topology: Topology, part_name: str, axes) -> bool:
+def _reduces_between(topology: Topology, part_name: str, members: np.ndarray) -> bool:
+    """Whether the network adds between the parts: an NVSwitch that reduces (NVLS) between
+    the group's ranks on one node, SHARP's switches between nodes."""
+    base = topology.base if isinstance(topology, MeshView) else topology
     if part_name.startswith("each rank") or part_name.startswith("rank "):
-        if isinstance(topology, Switch):
-            return topology.in_network
-        if isinstance(topology, GpuCluster) and 1 in axes:
-            return topology.system.nvls      # the ranks of a node meet in an NVSwitch that adds
-    if isinstance(topology, GpuCluster) and part_name != "each rank":
-        return bool(getattr(topology, "sharp", False))
+        if isinstance(base, Switch):
+            return base.in_network
+        if isinstance(base, GpuCluster):
+            node = members // base.gpus_per_node
+            if len(np.unique(node)) < len(node):
+                return base.system.nvls      # the ranks of a node meet in an NVSwitch that adds
+    if isinstance(base, GpuCluster) and part_name != "each rank":
+        return bool(getattr(base, "sharp", False))
     return False
 
 
@@ -272,24 +318,65 @@ def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarr
     return out
 
 
+def _send_bound(topology: Topology, group, groups: np.ndarray, V: float, multipath: bool) -> Bound:
+    """A send from the group's ``src`` to its ``dst`` (ranks of the group: over an axis, the
+    pair in every group along it, all at once). Over the network's routes, the busiest link
+    sets the bound: the messages whose routes cross it (a split route shares a message over
+    its halves), over its bandwidth. Split over routes through other ranks (``multipath``,
+    over the whole topology only), the cut between the two ranks."""
+    i, j = int(group.options.get("src", 0)), int(group.options.get("dst", groups.shape[1] - 1))
+    s, d = int(groups[0][i]), int(groups[0][j])
+    links = topology.links
+    if multipath:
+        capacity = topology.cut_bandwidth([s], [d]) if topology.num_vertices <= 20000 else min(
+            float(links.bandwidth[links.src == s].sum()), float(links.bandwidth[links.dst == d].sum()))
+        what = f"the cut between rank {s} and rank {d} carries {format_rate(capacity)}"
+    else:
+        r = topology.routes(groups[:, i], groups[:, j])
+        load = np.bincount(r.inc_link, weights=r.sub_weight[r.inc_sub], minlength=len(links.src))
+        on = np.nonzero(load > 1e-12)[0]
+        capacity = 0.0
+        what = "no link between them"
+        if len(on):
+            rate = links.bandwidth[on] / load[on]
+            busiest = int(on[np.argmin(rate)])
+            capacity = float(rate.min())
+            what = f"the route from rank {s} to rank {d} carries {format_rate(capacity)}"
+            if load[busiest] > 1 + 1e-9:
+                what = (f"{load[busiest]:.4g} of the {len(groups)} groups' sends cross "
+                        f"{topology.node_label(int(links.src[busiest]))} -> "
+                        f"{topology.node_label(int(links.dst[busiest]))} "
+                        f"({format_rate(float(links.bandwidth[busiest]))}): {format_rate(capacity)} each")
+    lat = float(_latencies(topology, np.array([s]), np.array([d]))[0])
+    bw_t = V / capacity if capacity > 0 else 0.0
+    return Bound(max(bw_t, lat), bw_t, what, lat, f"the route from rank {s} to rank {d}")
+
+
 def lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,
-                src: int | None = None, dst: int | None = None, network: bool = True) -> Bound:
+                src: int | None = None, dst: int | None = None, network: bool = True,
+                multipath: bool = False) -> Bound:
     """The lower bound on ``collective`` of ``nbytes`` (nccl-tests' size) over ``axes``.
 
     ``network=False`` is the bound for algorithms whose switches only forward: the
-    network's own reduction (NVLS, SHARP) is not counted."""
+    network's own reduction (NVLS, SHARP) is not counted. A send follows the network's
+    route between its two ranks (one NIC each side between two GPU nodes), unless
+    ``multipath=True``: split over routes through other ranks, it is held to the
+    cut between the two."""
     return lower_bounds(collective, topology, [nbytes], axes=axes, root=root, src=src, dst=dst,
-                        network=network)[0]
+                        network=network, multipath=multipath)[0]
 
 
 def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int | None = None,
-                 src: int | None = None, dst: int | None = None, network: bool = True) -> list[Bound]:
+                 src: int | None = None, dst: int | None = None, network: bool = True,
+                 multipath: bool = False) -> list[Bound]:
     """:func:`lower_bound` for many sizes: the cuts are found once (the bandwidth
     bound grows in proportion to the size, the latency bound does not)."""
     if isinstance(sizes, str) or not np.iterable(sizes):
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
     sizes = [checks.nonnegative(v, "size (bytes)") for v in sizes]
-    one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst, network=network)
+    multipath = checks.flag(multipath, "multipath (a send split over routes through other ranks)")
+    one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst, network=network,
+                       multipath=multipath)
     with np.errstate(over="ignore", invalid="ignore"):
         worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
     if not np.isfinite(worst):
@@ -301,7 +388,8 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
 
 
 def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,
-                 src: int | None = None, dst: int | None = None, network: bool = True) -> Bound:
+                 src: int | None = None, dst: int | None = None, network: bool = True,
+                 multipath: bool = False) -> Bound:
     coll = as_collective(collective)
     ranks = {"root": root, "src": src, "dst": dst}
     group, groups = group_for(coll, topology, axes, {k: v for k, v in ranks.items() if v is not None})
@@ -309,15 +397,7 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     n = len(members)
     root = int(group.options.get("root", 0)) if not np.iterable(group.options.get("root", 0)) else 0
     if coll is Collective.SEND:
-        s = int(group.options.get("src", members[0]))
-        d = int(group.options.get("dst", members[-1]))
-        links = topology.links
-        capacity = topology.cut_bandwidth([s], [d]) if topology.num_vertices <= 20000 else min(
-            float(links.bandwidth[links.src == s].sum()), float(links.bandwidth[links.dst == d].sum()))
-        lat = float(_latencies(topology, np.array([s]), np.array([d]))[0])
-        bw_t = float(nbytes) / capacity if capacity > 0 else 0.0
-        return Bound(max(bw_t, lat), bw_t, f"the cut between rank {s} and rank {d} carries "
-                     f"{format_rate(capacity)}", lat, f"the route from rank {s} to rank {d}")
+        return _send_bound(topology, group, np.asarray(groups, dtype=np.int64), float(nbytes), multipath)
     V = float(nbytes)
     plain = _plain_torus(topology)
     # a plain torus's cuts are counted, not found: its links need not be built
@@ -325,12 +405,23 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     best, why = 0.0, "nothing needs to move"
     any_network = False
     root_rank = int(members[root])
-    for name, part, k, m in _parts(topology, members, group.axes, inside,
-                                   root_rank if coll.rooted else None):
-        in_network = network and coll is Collective.ALL_REDUCE and _reduces_between(topology, name, group.axes)
+    for name, part, k, m, ks in _parts(topology, members, group.axes, inside,
+                                       root_rank if coll.rooted else None, groups):
+        in_network = network and coll is Collective.ALL_REDUCE and _reduces_between(topology, name, members)
         root_inside = bool(np.isin(root_rank, part)) and name != "each rank"
-        send, recv = _needs(coll, V, n, k, m, in_network, root_inside)
-        if name == "each rank":               # the rank with the fewest links sets the bound
+        if ks is not None and coll.rooted:
+            continue                          # each group's root is its own: not counted together
+        if ks is None:
+            send, recv = _needs(coll, V, n, k, m, in_network, root_inside)
+        else:                                 # every group with ranks in the part, at once
+            both = [_needs(coll, V, n, int(j), max(1, n // int(j)), in_network, False) for j in ks]
+            send, recv = sum(b[0] for b in both), sum(b[1] for b in both)
+        if ks is not None:
+            # the part holds other groups' ranks too: their links of the kinds the first
+            # group uses count (a TPU host's PCIe and DCN)
+            out_bw, in_bw = _crossing(topology, part, np.isin(topology.links.klass,
+                                                               np.unique(topology.links.klass[use])))
+        elif name == "each rank":               # the rank with the fewest links sets the bound
             # on a torus every vertex is a rank, so every rank's links are known; elsewhere
             # each rank's links of the kinds rank 0's routes use count for it
             out_bw, in_bw = (_torus_each(topology, group.axes) if plain

@@ -204,17 +204,32 @@ def _bound_sizes(sizes, element_size: int) -> list[int]:
 
 
 def bound_kinds(coll: Collective, topology: Topology, sizes, *, axes, options, element_size: int) -> dict:
-    """The lower bounds at every size for the two kinds of algorithm: ``{False: (plain,
+    """The lower bounds at every size for the kinds of algorithm: ``{False: (plain,
     apart), True: (network, nones)}``. An algorithm whose switches only forward is held
     to ``plain`` (no in-network reduction counted) and shown the in-network bound
-    ``apart`` where that is lower; one that reduces in the switches is held to it."""
+    ``apart`` where that is lower; one that reduces in the switches is held to it. A
+    send adds ``"multipath"``: one split over routes through other ranks is held to the
+    cut between its two ranks, one on the network's route to that route (:func:`bound_key`)."""
     ranks = {k: options[k] for k in coll.endpoint_options if options.get(k) is not None
              and not np.iterable(options[k])}
     moved = _bound_sizes(sizes, element_size)
     plain = lower_bounds(coll, topology, moved, axes=axes, network=False, **ranks)
     network = lower_bounds(coll, topology, moved, axes=axes, network=True, **ranks)
     apart = [n if n.bandwidth_time < p.bandwidth_time * (1 - 1e-12) else None for p, n in zip(plain, network)]
-    return {False: (plain, apart), True: (network, [None] * len(network))}
+    out = {False: (plain, apart), True: (network, [None] * len(network))}
+    if coll is Collective.SEND:
+        split = lower_bounds(coll, topology, moved, axes=axes, multipath=True, **ranks)
+        out["multipath"] = (split, [None] * len(split))
+    return out
+
+
+def bound_key(coll: Collective, algorithm: str, in_network: bool, options) -> bool | str:
+    """Which of :func:`bound_kinds` holds an algorithm: a send split over several routes
+    (``multipath``, or any send given ``paths``) is ``"multipath"``, else ``in_network``."""
+    if coll is Collective.SEND and (algorithm == "multipath"
+                                    or options.get("paths", "shortest") not in ("shortest", 1)):
+        return "multipath"
+    return in_network
 
 
 def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axes=None, options=None,
@@ -240,7 +255,8 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     out = []
     for i, size in enumerate(sizes):
         best = min(cands, key=lambda c: c.time(i))     # ties: the rule's order, which min keeps
-        out.append(_answer(coll, topology, best, cands, i, int(size), reason, bounds[best.in_network],
+        kind = bound_key(coll, best.algorithm, best.in_network, options)
+        out.append(_answer(coll, topology, best, cands, i, int(size), reason, bounds[kind],
                            dtype, element_size, overhead, placement))
     return out
 

@@ -106,13 +106,52 @@ def _whole_topology(group: Group) -> str | None:
     return None
 
 
+def _on_axes(group: Group) -> bool:
+    """Whether the group is an axis of its topology (not the whole of it)."""
+    return bool(group.axes) and sorted(group.axes) != list(range(len(getattr(group.topology, "mesh_shape", ()))))
+
+
+def _send_applies(group: Group) -> str | None:
+    """A send runs in every group at once: over an axis, ``src`` and ``dst`` are ranks of each
+    group along it (the pair in each), routed as the network routes them."""
+    if group.topology is None:
+        return f"a {group.collective} needs a topology to route over, not just a number of ranks"
+    if _on_axes(group) and group.options.get("paths", "shortest") not in ("shortest", 1):
+        return ("a send over an axis follows the network's route in each group (paths='shortest'); "
+                "paths split over the whole topology's links: leave axes out")
+    return None
+
+
+def _split_send_applies(group: Group) -> str | None:
+    if group.topology is not None and _on_axes(group):
+        return ("a send split over link-disjoint paths (multipath) runs over the whole topology; "
+                "over an axis, direct sends the pair in each group on the network's route")
+    return _send_applies(group)
+
+
 def _send(g: Group, default_paths: str) -> Schedule:
     topo = g.topology
+    if _on_axes(g):                       # the pair in each group along the axis
+        s = endpoint(_Ranks(g.n), g.options.get("src", 0), "src")
+        d = endpoint(_Ranks(g.n), g.options.get("dst", g.n - 1), "dst")
+        if s == d:
+            raise CollectivesError(f"send needs two different ranks, got {s} and {d}")
+        return send_schedule(g.n, s, d)
     s = endpoint(topo, g.options.get("src", 0), "src")
     d = endpoint(topo, g.options.get("dst", topo.num_ranks - 1), "dst")
     if s == d:
         raise CollectivesError(f"send needs two different ranks, got {s} and {d}")
     return send_schedule(topo.num_ranks, s, d, send_paths(topo, s, d, g.options.get("paths", default_paths)))
+
+
+class _Ranks:
+    """The ranks of one group along an axis, as :func:`endpoint` checks them."""
+
+    def __init__(self, n: int):
+        self.num_ranks = n
+
+    def __repr__(self) -> str:
+        return f"a group of {self.num_ranks} ranks"
 
 
 def _gather(g: Group, paths: str) -> Schedule:
@@ -145,9 +184,9 @@ def _ring_gather_cost(multipath: bool):
     return cost
 
 
-register("direct", "send", applies=_whole_topology, cost=_ring_send_cost(False), nccl="P2P", default=True,
+register("direct", "send", applies=_send_applies, cost=_ring_send_cost(False), nccl="P2P", default=True,
          description="one route, the network's own")(lambda g: _send(g, "shortest"))
-register("multipath", "send", applies=_whole_topology, cost=_ring_send_cost(True),
+register("multipath", "send", applies=_split_send_applies, cost=_ring_send_cost(True),
          description="split over link-disjoint paths")(lambda g: _send(g, "disjoint"))
 register("direct", "gather", applies=_whole_topology, cost=_ring_gather_cost(False), nccl="P2P", default=True,
          description="every block straight to the root")(lambda g: _gather(g, "shortest"))

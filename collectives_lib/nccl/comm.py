@@ -49,16 +49,17 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
             f"not one: use model='ideal'")
     groups = np.asarray(topology.axis_groups(axes))       # every group over axes, run at once
     nodes, ppn = _span(topology, groups)
-    collnet = bool(getattr(topology, "sharp", False)) and nodes * ppn == topology.num_ranks
+    base = getattr(topology, "base", topology)       # a program's mesh laid on a preset: its fabric
+    collnet = bool(getattr(base, "sharp", False)) and nodes * ppn == topology.num_ranks
     algos = tables.ALGORITHMS if algorithms is None else tuple(_names(algorithms, tables.ALGORITHMS, "NCCL_ALGO"))
     protos = tables.PROTOCOLS if protocols is None else tuple(_names(protocols, tables.PROTOCOLS, "NCCL_PROTO"))
     profile, nics, scale = machine(topology, s, ppn, groups_per_node=_groups_per_node(topology, groups))
-    over = float(getattr(topology, "oversubscription", 1.0)) if nodes > 1 else 1.0
-    fabric = getattr(getattr(topology, "base", topology), "fabric", "")
+    over = float(getattr(base, "oversubscription", 1.0)) if nodes > 1 else 1.0
+    plugin = measured.PLUGIN_LATENCY.get(getattr(base, "fabric", ""), 0.0)
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
-                     oversubscription=over, nodes_per_su=getattr(topology, "nodes_per_su", 0),
-                     latency_inter=measured.PLUGIN_LATENCY.get(fabric, 0.0) * 1e6)
+                     oversubscription=over, nodes_per_su=getattr(base, "nodes_per_su", 0),
+                     latency_inter=plugin * 1e6)
 
 
 def machine(topology: Topology, system: hw.GpuSystem, ppn: int, *,
@@ -130,8 +131,12 @@ def _names(values, allowed, what) -> list[str]:
     return out
 
 
-def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
-    """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size)."""
+def predictions(collective, nbytes: int, comm: Comm, *, same_node: bool | None = None,
+                share: float = 1.0) -> list[Prediction]:
+    """Everything NCCL would consider for ``collective`` of ``nbytes`` (nccl-tests' size).
+    For a send, ``same_node`` says whether its two GPUs share a node (None: whether the
+    communicator is one node) and ``share`` what its route leaves it of its network rate
+    while the other groups' sends cross the same links (:func:`send_share`)."""
     coll = as_collective(collective)
     if coll.value in FUNCTIONS:
         return predict_all(coll, nbytes, comm)
@@ -140,4 +145,37 @@ def predictions(collective, nbytes: int, comm: Comm) -> list[Prediction]:
         return [p2p.all_to_all(nbytes, comm)]
     if coll is Collective.GATHER:
         return [p2p.gather(nbytes, comm)]
-    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1)]
+    return [p2p.send(nbytes, comm, same_node=comm.nodes == 1 if same_node is None else bool(same_node),
+                     share=share)]
+
+
+def send_same_node(topology: Topology, group_ranks, options) -> bool:
+    """Whether a send's ``src`` and ``dst`` (ranks of the group ``group_ranks``; by default
+    its first and last) sit on one node, so that NCCL sends over NVLink, not the network."""
+    ranks = np.asarray(group_ranks)
+    s = int(ranks[int(options.get("src", 0))])
+    d = int(ranks[int(options.get("dst", len(ranks) - 1))])
+    per = getattr(topology, "gpus_per_node", topology.num_ranks)
+    return s // per == d // per
+
+
+def send_share(topology: Topology, groups, options) -> float:
+    """What a send across nodes keeps of its route's rate while the sends of every group
+    (over an axis, one pair in each, all at once) cross the fabric: the busiest link's
+    bandwidth per message it carries, over the first pair's route alone (1 where no link is
+    shared beyond its bandwidth, as on a full fat tree; an oversubscribed leaf uplink that
+    32 pairs cross at once leaves each less). NCCL's tuner sees one communicator alone."""
+    groups = np.asarray(groups, dtype=np.int64)
+    i, j = int(options.get("src", 0)), int(options.get("dst", groups.shape[1] - 1))
+    links = topology.links
+    alone = topology.routes(groups[:1, i], groups[:1, j])
+    if len(groups) < 2 or not len(alone.inc_link):
+        return 1.0
+    every = topology.routes(groups[:, i], groups[:, j])
+    load = np.bincount(every.inc_link, weights=every.sub_weight[every.inc_sub], minlength=len(links.src))
+    on = load > 1e-12
+    own = np.bincount(alone.inc_link, weights=alone.sub_weight[alone.inc_sub], minlength=len(links.src))
+    mine = own > 1e-12
+    shared = float((links.bandwidth[on] / load[on]).min())
+    single = float((links.bandwidth[mine] / own[mine]).min())
+    return min(1.0, shared / single) if single > 0 else 1.0

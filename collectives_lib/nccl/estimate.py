@@ -27,7 +27,7 @@ from ..estimates import Alternative, NcclEstimate
 from ..timing import bound_kinds
 from ..topology import Topology
 from ..units import element_size
-from .comm import comm_for, predictions
+from .comm import comm_for, predictions, send_same_node, send_share
 from . import symmetric as symk
 from .measured import fill, measured_time, parse_launch
 from .tuner import FUNCTIONS
@@ -90,12 +90,17 @@ def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, 
     esize = element_size(dtype)
     kinds = bound_kinds(coll, topology, sizes, axes=axes, options=options, element_size=esize)
     notes = _notes(comm, how, registered, symmetric)
+    same_node = send_same_node(topology, groups[0], group.options) if coll == "send" else None
+    share = send_share(topology, groups, group.options) if coll == "send" and not same_node else 1.0
+    if share < 1 - 1e-12:
+        notes += (f"; the {len(groups)} groups' sends cross the same links at once: each keeps "
+                  f"{share:.3g} of its route's rate")
     out = []
     for i, size in enumerate(sizes):
         if symmetric:
             out.append(_symmetric(coll, topology, int(size), comm, how, kinds, i, group, groups, dtype, notes))
             continue
-        preds = predictions(coll, int(size), comm)
+        preds = predictions(coll, int(size), comm, same_node=same_node, share=share)
         if wanted != "auto":
             preds = [p for p in preds if to_registry.get(p.algorithm, p.algorithm.lower()) == wanted]
         if not preds:

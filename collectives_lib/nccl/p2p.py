@@ -90,10 +90,11 @@ def _network_time(inter: float, net: float, comm: Comm) -> float:
     return t
 
 
-def send(nbytes: int, comm: Comm, *, same_node: bool) -> Prediction:
-    """One message of ``nbytes`` between two GPUs."""
+def send(nbytes: int, comm: Comm, *, same_node: bool, share: float = 1.0) -> Prediction:
+    """One message of ``nbytes`` between two GPUs; across nodes at ``share`` of the GPU's
+    network rate where other sends crowd its route (an oversubscribed uplink)."""
     nvl, net = _rates(comm)
-    rate = nvl if same_node else net
+    rate = nvl if same_node else net * min(1.0, share)
     lat = _latency(comm, 1, not same_node)
     return Prediction("send", "P2P", "SIMPLE", int(nbytes), lat, rate, rate, lat + nbytes / rate)
 

@@ -210,6 +210,10 @@ class TpuSystem(Topology):
     def host_of(self, chip: int) -> int:
         return int(self._host_of_chip[chip])
 
+    def host_chips(self, host: int) -> np.ndarray:
+        """The chips of host ``host`` (they share its PCIe side and its DCN port)."""
+        return np.nonzero(self._host_of_chip == int(host))[0]
+
     def node_label(self, node: int) -> str:
         if node < self.num_ranks:
             s, r = divmod(node, self.chips_per_slice)
