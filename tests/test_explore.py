@@ -270,6 +270,7 @@ def test_static_true_gives_both():
 
 def test_static_false_never_renders_twin(monkeypatch):
     monkeypatch.setenv(explore.BUILD_ENV, "1")
+    exp, _ = make(static=False)
     assert "text/html" not in exp._repr_mimebundle_()
 
 
