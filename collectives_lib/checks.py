@@ -175,6 +175,21 @@ def iterable(value) -> bool:
     return True
 
 
+#: The most ranks a topology may have: its links are arrays (about 40 bytes a link), so
+#: 4,194,304 ranks keep any topology under about a gigabyte; a 1,000,000-port switch and
+#: 100,000 DGX nodes (800,000 GPUs) fit.
+MAX_TOPOLOGY_RANKS = 1 << 22
+
+
 def check_num_ranks(n: int, *, what: str = "number of ranks N") -> int:
     """Return ``n`` as an int if it is a whole number >= 1, else raise."""
     return whole(n, what)
+
+
+def topology_ranks(n: int, what: str) -> int:
+    """``n`` ranks of a topology ``what``, refused past :data:`MAX_TOPOLOGY_RANKS`."""
+    n = int(n)
+    if n > MAX_TOPOLOGY_RANKS:
+        raise CollectivesError(f"{what} has {n:,} ranks, beyond the {MAX_TOPOLOGY_RANKS:,} a "
+                               "topology may have (its links are held in memory)")
+    return n

@@ -314,3 +314,32 @@ def test_random_answers_stay_above_their_bounds(seed):
             assert math.isfinite(e.busbw)
         one = cl.estimate(coll, topo, size, model=model, dtype=dtype)
         assert one.time == pytest.approx(e.time, rel=1e-9)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: cl.Ring(10**12, bandwidth=1e9), r"Ring\(1000000000000\) has 1,000,000,000,000 ranks"),
+    (lambda: cl.Torus((4096, 4096), bandwidth=1e9), r"Torus\(4096x4096\) has 16,777,216 ranks"),
+    (lambda: cl.Switch(2**23, bandwidth=1e9), "a switch has 8,388,608 ranks"),
+    (lambda: cl.FullMesh(10**5, bandwidth=1e9), r"FullMesh\(100000\) has 9,999,900,000 directed"),
+    (lambda: cl.GpuCluster("dgx-h100", 600_000), "a cluster of 600,000 nodes of 8 GPUs"),
+    (lambda: cl.algorithms("all_reduce", 2**70), "a schedule over abstract ranks has"),
+    (lambda: cl.build("all_gather", 2**40, "ring"), "a schedule over abstract ranks has"),
+])
+def test_a_topology_too_large_to_hold_is_refused_in_one_line(make, message):
+    """Links are arrays: 10^12 ranks asked numpy for 7 TiB (MemoryError, a traceback in the CLI)."""
+    with pytest.raises(cl.CollectivesError, match=message) as err:
+        make()
+    assert "\n" not in str(err.value)
+
+
+def test_the_cli_refuses_a_ring_of_a_trillion_in_one_line():
+    out = subprocess.run([sys.executable, "-m", "collectives_lib", "estimate", "-t", "ring:1000000000000",
+                          "--bandwidth", "1e9", "-c", "all_reduce", "-s", "1M"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().count("\n") == 0 and "4,194,304" in out.stderr
+
+
+def test_a_spec_that_is_not_text_is_refused_naming_its_type():
+    with pytest.raises(cl.CollectivesError, match="got a Schedule"):
+        cl.parse_topology(cl.build("all_reduce", 4, "ring"))

@@ -101,7 +101,7 @@ def _target(topology) -> tuple[Topology | None, int | None]:
     if isinstance(topology, (int, np.integer)) and not isinstance(topology, bool):
         if topology < 1:
             raise CollectivesError(f"a schedule needs at least one rank, got {int(topology)}")
-        return None, int(topology)
+        return None, checks.topology_ranks(topology, "a schedule over abstract ranks")
     hint = (f"; parse a spec such as {topology!r} with cl.parse_topology({topology!r}, bandwidth=...)"
             if isinstance(topology, str) else "")
     raise CollectivesError(

@@ -106,7 +106,7 @@ class GpuCluster(Topology):
         self.nic_latency = float(s.nic_latency) if nic_latency is None else checks.latency(nic_latency, "nic_latency")
         self.reduce_flops = None if s.nvswitch_reduce_flops is None else float(s.nvswitch_reduce_flops)
         m, g = self.num_nodes, self.gpus_per_node
-        self.num_ranks = m * g
+        self.num_ranks = checks.topology_ranks(m * g, f"a cluster of {m:,} nodes of {g} GPUs")
         self.num_sus = -(-m // self.nodes_per_su)
         self.num_leaves = self.num_sus * self.rails
         self.sus_per_pod = (self.num_sus if sus_per_pod is None else

@@ -60,7 +60,7 @@ class LeafSpine(Topology):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise CollectivesError(f"seed must be a whole number >= 0, got {seed!r}")
         self.seed = int(seed)
-        self.num_ranks = self.leaves * self.hosts_per_leaf
+        self.num_ranks = checks.topology_ranks(self.leaves * self.hosts_per_leaf, "this leaf-spine fabric")
         self.num_vertices = self.num_ranks + self.leaves + self.spines
         self.mesh_shape = (self.num_ranks,)
         self.axis_names = ("x",)

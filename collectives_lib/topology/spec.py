@@ -92,7 +92,10 @@ def parse_seconds(text) -> float:
 def parse_topology(spec: str, bandwidth: float | None = None, latency: float | None = None,
                    oversubscription: float = 1.0) -> Topology:
     """Turn a topology SPEC into a topology value (see TOPOLOGY_HELP)."""
-    text = str(spec).strip().lower()
+    if not isinstance(spec, str):
+        raise CollectivesError(f"a topology spec is text such as 'ring:8' or 'dgx-h100:2', "
+                               f"got a {type(spec).__name__}")
+    text = spec.strip().lower()
     if ":" not in text:
         raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
     kind, arg = text.split(":", 1)

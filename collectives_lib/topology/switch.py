@@ -32,7 +32,7 @@ class Switch(Topology):
                  link_class: str = "link", in_network: bool = False,
                  reduce_flops: float | None = None, name: str | None = None,
                  agent_latency: float = 0.0):
-        self.num_ranks = check_num_ranks(n)
+        self.num_ranks = checks.topology_ranks(check_num_ranks(n), "a switch")
         self.num_vertices = self.num_ranks + 1
         self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
         self.latency = checks.latency(latency, "latency (s per hop)")

@@ -5,6 +5,7 @@ Introduced in the chapter *TPU cluster topology*.
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 import numpy as np
@@ -67,7 +68,8 @@ class Torus(Topology):
         self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way)")
         self.latency = checks.latency(latency, "latency (s per hop)")
         self.link_class = link_class
-        self.num_ranks = int(np.prod(dims))
+        self.num_ranks = checks.topology_ranks(
+            math.prod(dims), f"{type(self).__name__}({'x'.join(map(str, dims))})")
         self.num_vertices = self.num_ranks
         self.mesh_shape = dims
         self.axis_names = axis_names(len(dims))
@@ -380,6 +382,11 @@ class FullMesh(Topology):
 
     def __init__(self, n: int, *, bandwidth, latency: float = 0.0, link_class: str = "link"):
         self.num_ranks = check_num_ranks(n)
+        pairs = self.num_ranks * (self.num_ranks - 1)
+        if pairs > 2 * checks.MAX_TOPOLOGY_RANKS:
+            raise CollectivesError(
+                f"FullMesh({self.num_ranks}) has {pairs:,} directed pair links, beyond the "
+                f"{2 * checks.MAX_TOPOLOGY_RANKS:,} a topology may have (its links are held in memory)")
         self.num_vertices = self.num_ranks
         self.bandwidth = checks.bandwidth(bandwidth, "bandwidth (bytes/s, one way, per pair)")
         self.latency = checks.latency(latency, "latency (s per hop)")

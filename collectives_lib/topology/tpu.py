@@ -164,7 +164,7 @@ class TpuSystem(Topology):
         gen = self.slice.generation
         self.num_slices = check_num_ranks(num_slices, what="number of slices")
         self.chips_per_slice = self.slice.num_ranks
-        self.num_ranks = self.chips_per_slice * self.num_slices
+        self.num_ranks = checks.topology_ranks(self.chips_per_slice * self.num_slices, "this TPU system")
         self.hosts_per_slice = self.slice.num_hosts
         self.num_hosts = self.hosts_per_slice * self.num_slices
         self.num_vertices = self.num_ranks + self.num_hosts + 1
