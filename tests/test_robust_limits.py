@@ -341,5 +341,5 @@ def test_the_cli_refuses_a_ring_of_a_trillion_in_one_line():
 
 
 def test_a_spec_that_is_not_text_is_refused_naming_its_type():
-    with pytest.raises(cl.CollectivesError, match="got a Schedule"):
+    with pytest.raises(cl.CollectivesError, match="not a value of type Schedule"):
         cl.parse_topology(cl.build("all_reduce", 4, "ring"))

@@ -94,7 +94,7 @@ def parse_topology(spec: str, bandwidth: float | None = None, latency: float | N
     """Turn a topology SPEC into a topology value (see TOPOLOGY_HELP)."""
     if not isinstance(spec, str):
         raise CollectivesError(f"a topology spec is text such as 'ring:8' or 'dgx-h100:2', "
-                               f"got a {type(spec).__name__}")
+                               f"not a value of type {type(spec).__name__}")
     text = spec.strip().lower()
     if ":" not in text:
         raise CollectivesError(f"topology {spec!r} is not understood; use {TOPOLOGY_HELP}")
