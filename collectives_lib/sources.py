@@ -80,8 +80,8 @@ SOURCES: dict[str, tuple[str, str]] = {
                           "NVIDIA's Switch Chip for High Communication-Bandwidth "
                           "SuperPODs, Hot Chips 34 (2022): SHARP 400 GFLOP/s FP32",
                           "https://hc34.hotchips.org/"),
-    "nccl-tuning": ("NCCL source, src/graph/tuning.cc: per-step hardware latency "
-                    "table hwLat (NVLink ring LL 0.6 µs; network ring LL 2.7 µs)",
+    "nccl-tuning": ("NCCL source, src/graph/tuning.cc: the per-step hardware latency "
+                    "table hwLat, per link type, algorithm and protocol",
                     "https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc"),
     "nccl-tests-212": ("NVIDIA/nccl-tests issue 212, answer by S. Jeaugey (NCCL "
                        "lead): ~370 GB/s effective NVLink busbw on H100, ~480 GB/s "
