@@ -152,6 +152,27 @@ def auto_rule(collective, topology: Topology, axes=None, options=None, *, group:
     return Rule(tuple(usable), f"{_FASTEST}, among every algorithm that applies")
 
 
+def timeable_rule(rule: Rule, group: Group, num_groups: int) -> Rule:
+    """``rule``, or where none of its algorithms can be timed on ``group`` (each too large
+    to build, with no closed form here), the other algorithms that apply and have a
+    closed form here, so that ``auto`` answers instead of refusing; the reason says so."""
+    table = entries(group.collective)
+
+    def timeable(name: str) -> bool:
+        alg = table[name]
+        return too_large(alg, group, num_groups) is None or closed_form_for(alg, group, num_groups) is not None
+
+    if any(timeable(k) for k in rule.names):
+        return rule
+    usable = [k for k, why in group_reasons(group).items() if why is None and k not in rule.names]
+    formula = [k for k in usable if group.topology is not None and table[k].closed_form(group, 1.0) is not None
+               and timeable(k)]
+    if not formula:
+        return rule
+    return Rule(tuple(formula), f"{rule.reason}; {', '.join(rule.names)}: too large to build here and no closed "
+                                f"form, so among the algorithms with a closed form here ({', '.join(formula)})")
+
+
 # ---------------------------------------------------------------------------
 # 2. the candidates
 # ---------------------------------------------------------------------------
@@ -227,6 +248,8 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     grp, groups = group_for(coll, topology, axes, options)
     if algorithm == "auto":
         rule = auto_rule(coll, topology, group=grp)
+        if not overhead and placement is None:
+            rule = timeable_rule(rule, grp, len(groups))
     else:
         rule = Rule((applicable(grp, algorithm).name,), "as requested")
     cands = time_candidates(coll, topology, rule.names, sizes, element_size=element_size,
@@ -269,7 +292,7 @@ def choose(collective, topology: Topology, nbytes: int, *, axes=None, options=No
     A stated rule needs no timing; otherwise the candidates are timed at that size."""
     coll = as_collective(collective)
     grp, groups = group_for(coll, topology, axes, options)
-    rule = auto_rule(coll, topology, group=grp)
+    rule = timeable_rule(auto_rule(coll, topology, group=grp), grp, len(groups))
     if rule.fixed:
         return rule.names[0], rule.reason
     best = sweep(coll, topology, [nbytes], "auto", axes=axes, options=options)[0]

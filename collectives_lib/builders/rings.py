@@ -18,7 +18,8 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, all_reduce_from, boxes_array, reduce_scatter_from
-from ..topology import Switch, Torus
+from ..topology import GpuCluster, Switch, Torus
+from . import tiers
 from .registry import Group, register
 
 # ---------------------------------------------------------------------------
@@ -208,12 +209,15 @@ def axis_kind(topo: Torus, axis: int) -> str:
 
 def _line_cost(kind: str, factor: float):
     """The closed form on a torus axis; a one-way ring also on a switch (one flow per
-    up-link and down-link per step)."""
+    up-link and down-link per step) and on a GPU cluster's fat tree, over any of its axes
+    (:mod:`.tiers`: the most loaded link of each tier sets a step's time)."""
     formula = {"ring": costs.ring_all_gather, "bidirectional_ring": costs.bidirectional_ring_all_gather,
                "bidirectional_ring_whole": costs.bidirectional_ring_whole_all_gather,
                "chain": costs.chain_all_gather}[kind]
 
     def cost(group: Group, nbytes: float) -> float | None:
+        if kind == "ring" and isinstance(group.topology, GpuCluster):
+            return tiers.ring_time(group.topology, group.axes, str(group.collective), nbytes)
         if group.torus_axis is None and not (kind == "ring" and isinstance(group.topology, Switch)):
             return None
         W, alpha = group.link()
