@@ -69,6 +69,18 @@ def test_the_tier_closed_forms_equal_the_simulator(shape, collective):
         assert formula.closed_form(group, 0.0) == pytest.approx(empty, rel=1e-9, abs=1e-18)
 
 
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_hierarchical_all_to_all_closed_form_equals_the_simulator(shape):
+    topo = cluster(*shape)
+    group, _ = group_for("all_to_all", topo)
+    formula = entry("all_to_all", "hierarchical")
+    sched = cl.build("all_to_all", topo, "hierarchical")
+    for size in (0, 4096, 3 * 2**20, 2**30):
+        size = sched.round_size(size)
+        got = float(cl.simulate_sizes(sched, topo, [size])[0])
+        assert formula.closed_form(group, float(size)) == pytest.approx(got, rel=1e-9, abs=1e-18), size
+
+
 def test_the_shapes_reach_every_tier():
     """The shapes above load the leaves' and the core's uplinks, and some step is set by
     them rather than by the NICs (else the comparison would not test those tiers)."""
@@ -150,8 +162,9 @@ def _random_cluster(rng):
 @pytest.mark.parametrize("seed", range(30))
 def test_the_closed_forms_are_never_below_the_lower_bound(seed):
     """Random fat trees (partial SUs and pods, oversubscription, fewer NICs, zero latency,
-    link speeds far apart), random sizes: every tier closed form is at least the bound
-    the answers carry (the plain one: ring and hierarchical only forward)."""
+    link speeds far apart), random sizes: every tier closed form (the hierarchical
+    all-to-all's too) is at least the bound the answers carry (the plain one: ring and
+    hierarchical only forward)."""
     rng = np.random.default_rng(seed)
     topo = _random_cluster(rng)
     for coll in ("all_gather", "reduce_scatter", "all_reduce"):
@@ -162,6 +175,11 @@ def test_the_closed_forms_are_never_below_the_lower_bound(seed):
             for size, b in zip(sizes, bounds):
                 t = entry(coll, alg).closed_form(group, float(size // 4 * 4))
                 assert t >= b.time * (1 - 1e-9), (repr(topo), coll, alg, axes, intra, size, t, b.time)
+    group, _ = group_for("all_to_all", topo)
+    sizes = [int(s) // 4 * 4 for s in 10 ** rng.uniform(0, 9, size=4)]
+    for size, b in zip(sizes, cl.bounds.lower_bounds("all_to_all", topo, sizes, network=False)):
+        t = entry("all_to_all", "hierarchical").closed_form(group, float(size))
+        assert t >= b.time * (1 - 1e-9), (repr(topo), size, t, b.time)
 
 
 # -- auto: closed forms instead of refusing ---------------------------------------------------
@@ -177,6 +195,15 @@ def test_auto_falls_back_to_an_algorithm_with_a_closed_form():
     assert cl.choose("all_to_all", topo, 2**20).algorithm == "hierarchical"
     with pytest.raises(cl.CollectivesError, match="beyond"):          # named, it still refuses
         cl.estimate("all_to_all", topo, 2**20, algorithm="direct", model="ideal")
+
+
+def test_all_to_all_on_the_100k_gpu_cluster_answers_by_the_hierarchical_closed_form():
+    """It once refused: 'direct all_to_all ... would hold about 10,160,539,200 transfers'."""
+    topo = cl.parse_topology("gb200-cluster:1400")
+    for size in (8, 2**20, 2**30):
+        e = cl.estimate("all_to_all", topo, size, model="ideal")
+        assert (e.algorithm, e.how) == ("hierarchical", "closed form")
+        assert e.time >= e.bound.time * (1 - 1e-9) and e.efficiency <= 1 + 1e-9
 
 
 def test_auto_keeps_its_rule_where_something_in_it_can_be_timed():

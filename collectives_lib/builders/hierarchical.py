@@ -341,16 +341,6 @@ def _intra(group: Group) -> str:
     return intra
 
 
-def _cluster_links(group: Group):
-    """(nodes, gpus, W_nic, W_nvlink, alpha_nic, alpha_nvlink) when every rail ring stays
-    inside one Scalable Unit (two links per hop, no spine), else None."""
-    topo = group.topology
-    if not isinstance(topo, GpuCluster) or topo.num_nodes > topo.nodes_per_su:
-        return None
-    return (topo.num_nodes, topo.gpus_per_node, topo.nic_bandwidth, topo.nvlink_bandwidth,
-            2 * topo.nic_latency, 2 * topo.nvlink_latency)
-
-
 def _ag_cost(group: Group, nbytes: float) -> float | None:
     """Over a GPU cluster of any size (Scalable Units, pods, oversubscription), tier by
     tier (:func:`.tiers.hierarchical_time`); on one Scalable Unit it is
@@ -361,11 +351,11 @@ def _ag_cost(group: Group, nbytes: float) -> float | None:
 
 
 def _a2a_cost(group: Group, nbytes: float) -> float | None:
-    links = _cluster_links(group)
-    if links is None:
+    """Over a GPU cluster of any size (:func:`.tiers.hierarchical_all_to_all_time`); on
+    one Scalable Unit it is :func:`collectives_lib.costs.hierarchical_all_to_all`."""
+    if not isinstance(group.topology, GpuCluster) or not group.whole_cluster:
         return None
-    return costs.hierarchical_all_to_all(*links[:2], group.n * nbytes, *links[2:4],
-                                         alpha_nic=links[4], alpha_nvlink=links[5])
+    return tiers.hierarchical_all_to_all_time(group.topology, group.n * nbytes)
 
 
 def _hag(g: Group) -> Schedule:

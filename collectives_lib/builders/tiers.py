@@ -324,3 +324,55 @@ def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float
     if tuple(axes) == (0,):
         return node_axis_ring_time(topo, collective, V)
     return gpu_axis_ring_time(topo, collective, V)
+
+
+def rail_exchange_step(topo: GpuCluster, frac: float) -> StepForm:
+    """One step in which GPU g of every node sends ``frac`` of V to GPU g of every other
+    node (the second stage of the hierarchical all-to-all). Every GPU's NIC carries
+    ``(M - 1) frac`` each way; a leaf's uplink ``GPUs on the leaf x nodes outside its
+    Scalable Unit x frac``, a pod's ``GPUs in the pod x nodes outside it x frac``. The
+    transfers of one kind of route (inside a leaf, through a spine, through the core)
+    share a latency, so each kind's slowest is its most loaded link."""
+    F = _Fabric(topo)
+    M, G, R, S = F.M, F.G, F.R, F.S
+    if M == 1:
+        return _form()
+    t, W, lam = topo, topo.nic_bandwidth, topo.nic_latency
+    per_su = np.minimum(t.nodes_per_su, M - np.arange(S) * t.nodes_per_su)       # nodes in each SU
+    per_rail = np.bincount(np.arange(G) % R, minlength=R)
+    on_leaf = (per_su[:, None] * per_rail[None, :]).ravel()
+    leaving = np.repeat(M - per_su, R)                   # nodes outside each leaf's SU
+    u_leaf = on_leaf * leaving * frac / F.leaf_cap       # up = down: every pair both ways
+    u_nic = (M - 1) * frac / W
+    links = {("nic", "up"): u_nic, ("nic", "down"): u_nic, ("leaf", "up"): u_leaf, ("leaf", "down"): u_leaf}
+    lat, unit = [], []
+    if per_su.max() > 1:                                 # two nodes of one SU: inside the leaf
+        lat.append(2 * lam)
+        unit.append(u_nic)
+    sus_in_pod = np.bincount(np.arange(S) // t.sus_per_pod, minlength=F.pods)
+    pod_of_su = np.arange(S) // t.sus_per_pod
+    shared = np.repeat(sus_in_pod[pod_of_su] > 1, R)     # leaves with another SU in their pod
+    if shared.any():
+        lat.append(4 * lam)
+        unit.append(max(u_nic, float(u_leaf[shared].max())))
+    if F.pods > 1:
+        per_pod = np.bincount(pod_of_su, weights=per_su, minlength=F.pods)
+        u_spine = G * per_pod * (M - per_pod) * frac / F.core_cap
+        links[("spine", "up")], links[("spine", "down")] = u_spine, u_spine
+        lat.append(6 * lam)
+        unit.append(max(u_nic, float(u_leaf.max()), float(u_spine.max())))
+    lat, unit = _pairs(lat, unit)
+    return StepForm(lat, unit, links)
+
+
+def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
+    """``hierarchical`` all-to-all over every GPU, V the sum of every rank's buffer:
+    inside each node every GPU sends ``M V / n^2`` to each of its G - 1 peers, then
+    every GPU sends ``G V / n^2`` to its twin in each other node; both one step,
+    streaming (:func:`~collectives_lib.builders.hierarchical.hierarchical_all_to_all`)."""
+    M, G = topo.num_nodes, topo.gpus_per_node
+    n = M * G
+    inner = node_ring_step(topo, M / n**2, peers=G - 1)
+    outer = rail_exchange_step(topo, G / n**2)
+    stages = {INTRA: [(1 if G > 1 else 0, inner)], INTER: [(1 if M > 1 else 0, outer)]}
+    return float(timed(stages, V, pipelined=True)[0])
