@@ -221,3 +221,14 @@ def test_the_100k_gpu_question_answers_in_the_cli_with_its_bound():
     assert out.returncode == 0, out.stderr
     assert time.perf_counter() - t0 < 30
     assert "closed form" in out.stdout and "lower bound" in out.stdout
+
+
+def test_a_sweep_past_the_cap_says_its_sizes_were_timed_by_closed_form():
+    """The sweep's footer once called every closed-form row a size that 'does not split
+    evenly into whole elements per slot'."""
+    out = subprocess.run([sys.executable, "-m", "collectives_lib", "sweep", "-t", "gb200-cluster:1400",
+                          "-c", "all_reduce", "-b", "1M", "-e", "4M", "-f", "2", "--model", "ideal"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "3 of 3 sizes timed by a closed form" in out.stdout
+    assert "do not split evenly" not in out.stdout

@@ -345,7 +345,7 @@ def _ag_cost(group: Group, nbytes: float) -> float | None:
     """Over a GPU cluster of any size (Scalable Units, pods, oversubscription), tier by
     tier (:func:`.tiers.hierarchical_time`); on one Scalable Unit it is
     :func:`collectives_lib.costs.hierarchical_all_gather`."""
-    if not isinstance(group.topology, GpuCluster) or not group.whole_cluster:
+    if not tiers.applies(group.topology) or not group.whole_cluster:
         return None
     return tiers.hierarchical_time(group.topology, str(group.collective), nbytes, _intra(group))
 
@@ -353,7 +353,7 @@ def _ag_cost(group: Group, nbytes: float) -> float | None:
 def _a2a_cost(group: Group, nbytes: float) -> float | None:
     """Over a GPU cluster of any size (:func:`.tiers.hierarchical_all_to_all_time`); on
     one Scalable Unit it is :func:`collectives_lib.costs.hierarchical_all_to_all`."""
-    if not isinstance(group.topology, GpuCluster) or not group.whole_cluster:
+    if not tiers.applies(group.topology) or not group.whole_cluster:
         return None
     return tiers.hierarchical_all_to_all_time(group.topology, group.n * nbytes)
 

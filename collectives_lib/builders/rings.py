@@ -18,7 +18,7 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, all_reduce_from, boxes_array, reduce_scatter_from
-from ..topology import GpuCluster, Switch, Torus
+from ..topology import Switch, Torus
 from . import tiers
 from .registry import Group, register
 
@@ -216,7 +216,7 @@ def _line_cost(kind: str, factor: float):
                "chain": costs.chain_all_gather}[kind]
 
     def cost(group: Group, nbytes: float) -> float | None:
-        if kind == "ring" and isinstance(group.topology, GpuCluster):
+        if kind == "ring" and tiers.applies(group.topology):
             return tiers.ring_time(group.topology, group.axes, str(group.collective), nbytes)
         if group.torus_axis is None and not (kind == "ring" and isinstance(group.topology, Switch)):
             return None

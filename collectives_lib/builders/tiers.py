@@ -39,6 +39,7 @@ Introduced in the chapter *NVIDIA GPU cluster topology* (rings at 100,000 GPUs).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -160,6 +161,7 @@ def _form(*parts) -> StepForm:
     return StepForm(lat, unit, links)
 
 
+@lru_cache(maxsize=16)       # a sweep asks once per size
 def channel_ring_step(topo: GpuCluster) -> StepForm:
     """One step of NCCL's multi-channel rings over every GPU
     (:func:`~collectives_lib.builders.rings.multichannel_ring_all_gather`).
@@ -195,6 +197,7 @@ def channel_ring_step(topo: GpuCluster) -> StepForm:
     return _form(*parts)
 
 
+@lru_cache(maxsize=16)       # a sweep asks once per size
 def rail_ring_step(topo: GpuCluster, frac: float) -> StepForm:
     """One step of a ring over the nodes on every GPU index at once: GPU g of node m
     sends ``frac`` of V to GPU g of node m + 1 (mod M), all on rail ``g mod rails``
@@ -215,6 +218,7 @@ def rail_ring_step(topo: GpuCluster, frac: float) -> StepForm:
     return _form(F.inter(sn, sg, dn, sg, frac, frac, frac, stays))
 
 
+@lru_cache(maxsize=16)       # a sweep asks once per size
 def node_ring_step(topo: GpuCluster, frac: float, peers: int = 1) -> StepForm:
     """One step inside every node at once: every GPU sends ``frac`` of V to each of
     ``peers`` GPUs of its node (1: a ring; G - 1: every peer at once)."""
@@ -316,6 +320,12 @@ def hierarchical_time(topo: GpuCluster, collective: str, V: float, intra: str = 
     return float(timed(stages, V, pipelined=True)[0])
 
 
+def applies(topo) -> bool:
+    """The tier closed forms hold on ``topo``: a GPU cluster whose links are the ones its
+    figures make (not one with some ranks' links slowed, ``book.scaling.slowed``)."""
+    return isinstance(topo, GpuCluster) and not topo.__dict__.get("slowdown")
+
+
 def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float) -> float:
     """``ring`` on a GPU cluster over ``axes`` (its mesh axes: (0, 1) every GPU, (0,) the
     node axis, (1,) the gpu axis)."""
@@ -326,6 +336,7 @@ def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float
     return gpu_axis_ring_time(topo, collective, V)
 
 
+@lru_cache(maxsize=16)       # a sweep asks once per size
 def rail_exchange_step(topo: GpuCluster, frac: float) -> StepForm:
     """One step in which GPU g of every node sends ``frac`` of V to GPU g of every other
     node (the second stage of the hierarchical all-to-all). Every GPU's NIC carries
