@@ -232,3 +232,13 @@ def test_a_sweep_past_the_cap_says_its_sizes_were_timed_by_closed_form():
     assert out.returncode == 0, out.stderr
     assert "3 of 3 sizes timed by a closed form" in out.stdout
     assert "do not split evenly" not in out.stdout
+
+
+def test_the_closing_table_of_a_100k_gpu_cluster_has_every_row():
+    """analysis.collective_costs built a probe to round the size, and so refused every row
+    past the cap ('estimate answers with its closed form instead') although estimate did."""
+    from collectives_lib import analysis
+    rows = analysis.collective_costs(cl.parse_topology("gb200-cluster:1400"), 2**30)
+    assert [r["error"] for r in rows] == [None] * 4
+    assert {r["algorithm"] for r in rows} == {"ring", "hierarchical"}
+    assert rows[2]["time"] == pytest.approx(2 * rows[0]["time"], rel=1e-9)
