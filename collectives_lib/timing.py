@@ -74,6 +74,7 @@ class Candidate:
     why_formula: str = ""                # for a closed form: why no schedule was built
     num_steps: int = 0
     in_network: bool = False             # the switches reduce: the in-network bound applies
+    busiest: tuple[str | None, ...] = ()  # for a closed form: its busiest link at each size, named
 
     def time(self, i: int) -> float:
         return float(self.times[i])
@@ -199,8 +200,9 @@ def time_candidates(collective, topology: Topology, names, sizes, *, axes=None, 
         if formula is not None and not overhead and placement is None:
             times = np.array([float(alg.closed_form(grp, float(s))) for s in sizes])
             lat = float(alg.closed_form(grp, 0.0))
+            busiest = tuple(alg.busiest_link(grp, float(s)) for s in sizes)
             out.append(Candidate(alg.name, grp, len(groups), None, sizes, times, lat, "closed form",
-                                 formula, steps_estimate(alg, grp), alg.in_network))
+                                 formula, steps_estimate(alg, grp), alg.in_network, busiest))
             continue
         if too_large(alg, grp, len(groups)) is not None and (len(names) > 1 and not required):
             skipped.append(alg.name)
@@ -284,7 +286,8 @@ def _answer(coll, topology, best: Candidate, cands, i: int, size: int, reason: s
         dtype=dtype, time=t, latency_time=lat, bandwidth_time=t - lat, group_size=best.group.n,
         num_groups=best.num_groups, reason=reason, bound=plain[i], network_bound=apart[i], note=note,
         alternatives=alternatives, num_steps=best.num_steps, how=best.how, schedule=best.schedule,
-        overhead=overhead, placement=placement, element_size=element_size)
+        overhead=overhead, placement=placement, element_size=element_size,
+        formula_bottleneck=(best.busiest[i] or "") if best.busiest else "")
 
 
 def choose(collective, topology: Topology, nbytes: int, *, axes=None, options=None) -> tuple[str, str]:

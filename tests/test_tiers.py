@@ -221,6 +221,10 @@ def test_the_100k_gpu_question_answers_in_the_cli_with_its_bound():
     assert out.returncode == 0, out.stderr
     assert time.perf_counter() - t0 < 30
     assert "closed form" in out.stdout and "lower bound" in out.stdout
+    # each GPU's NVLink carries (G-1)/G of the array twice over (n-1)/n: the busiest link
+    n, G, W = 100800, 72, 900e9
+    busy = 2 * (n - 1) / n * (G - 1) / G * 2**30 / W
+    assert f"every GPU's NVLink to its NVSwitch: busy {cl.format_time(busy)}" in out.stdout
 
 
 def test_a_sweep_past_the_cap_says_its_sizes_were_timed_by_closed_form():
@@ -242,3 +246,27 @@ def test_the_closing_table_of_a_100k_gpu_cluster_has_every_row():
     assert [r["error"] for r in rows] == [None] * 4
     assert {r["algorithm"] for r in rows} == {"ring", "hierarchical"}
     assert rows[2]["time"] == pytest.approx(2 * rows[0]["time"], rel=1e-9)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_closed_forms_name_the_busiest_link_as_the_simulator_does(shape):
+    """A closed-form answer once said only 'closed form: the busiest link of the formula'.
+    Its busy time is the simulator's busiest link's, and its bytes those of one of the
+    links that busy (several tie: the leaves of a rail, a pod's uplink and its leaves')."""
+    from collectives_lib.units import format_bytes, format_time
+    topo = cluster(*shape)
+    for coll, alg in (("all_reduce", "ring"), ("all_gather", "hierarchical"), ("all_to_all", "hierarchical")):
+        group, _ = group_for(coll, topo)
+        sched = cl.build(coll, topo, alg)
+        size = sched.round_size(2**28)
+        r = cl.simulate(sched, topo, size)
+        named = entry(coll, alg).busiest_link(group, float(size))
+        if r.bottleneck_link < 0:
+            assert named == "none (no bytes move)"
+            continue
+        busy = r.link_busy.max()
+        tied = {format_bytes(b) for b, t in zip(r.link_bytes, r.link_busy) if t >= busy * (1 - 1e-9)}
+        head, _, rest = named.partition(": busy ")
+        when, _, carried = rest.partition(", ")
+        assert when == format_time(busy), (coll, alg, named, r.bottleneck)
+        assert carried.removesuffix(" in all (closed form)") in tied, (coll, alg, named, tied)

@@ -350,6 +350,15 @@ def _ag_cost(group: Group, nbytes: float) -> float | None:
     return tiers.hierarchical_time(group.topology, str(group.collective), nbytes, _intra(group))
 
 
+def _busiest(group: Group, nbytes: float) -> str | None:
+    topo = group.topology
+    if not tiers.applies(topo) or not group.whole_cluster:
+        return None
+    if group.collective.layout == "pairs":
+        return tiers.busiest_link(topo, tiers.hierarchical_all_to_all_stages(topo), group.n * nbytes)
+    return tiers.busiest_link(topo, tiers.hierarchical_stages(topo, str(group.collective), _intra(group)), nbytes)
+
+
 def _a2a_cost(group: Group, nbytes: float) -> float | None:
     """Over a GPU cluster of any size (:func:`.tiers.hierarchical_all_to_all_time`); on
     one Scalable Unit it is :func:`collectives_lib.costs.hierarchical_all_to_all`."""
@@ -365,13 +374,13 @@ def _hag(g: Group) -> Schedule:
 _DESCRIPTION = ("the slow tier and the fast tier apart: InfiniBand rails between nodes + NVLink inside "
                 "them, or DCN between TPU slices + ICI inside them; pipelined")
 register("hierarchical", "all_gather", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost)(_hier_all_gather)
+         cost=_ag_cost, busiest=_busiest)(_hier_all_gather)
 register("hierarchical", "reduce_scatter", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost)(lambda g: dual(_hier_all_gather(g)))
+         cost=_ag_cost, busiest=_busiest)(lambda g: dual(_hier_all_gather(g)))
 register("hierarchical", "all_reduce", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost)(lambda g: all_reduce_from(_hier_all_gather(g)))
+         cost=_ag_cost, busiest=_busiest)(lambda g: all_reduce_from(_hier_all_gather(g)))
 register("hierarchical", "all_to_all", applies=_reason, description=_DESCRIPTION,
-         cost=_a2a_cost)(_hier_all_to_all)
+         cost=_a2a_cost, busiest=_busiest)(_hier_all_to_all)
 
 
 def _nvls_tree_reason(group: Group) -> str | None:

@@ -241,6 +241,13 @@ def _line_all_gather(group: Group, kind: str) -> Schedule:
     return LINE_ALL_GATHERS[kind](group.n)
 
 
+def _line_busiest(group: Group, nbytes: float) -> str | None:
+    if not tiers.applies(group.topology):
+        return None
+    return tiers.busiest_link(group.topology, tiers.ring_stages(group.topology, group.axes,
+                                                                str(group.collective)), nbytes)
+
+
 def _line_size(kind: str, phases: int):
     """A line's footprint: N-1 steps per phase (N/2 both ways round a ring). A chain's steps
     each hold different transfers, N(N-1) per phase in all; a ring's repeat patterns: one of
@@ -268,17 +275,20 @@ def _register_line(kind: str) -> None:
     default = kind == "ring"
 
     @register(kind, "all_gather", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
+              cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 1), default=default)
     def all_gather(g: Group) -> Schedule:
         return _line_all_gather(g, kind)
 
     @register(kind, "reduce_scatter", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
+              cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 1), default=default)
     def reduce_scatter(g: Group) -> Schedule:
         return reduce_scatter_from(_line_all_gather(g, kind))
 
     @register(kind, "all_reduce", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 2.0), nccl=nccl, size=_line_size(kind, 2), default=default)
+              cost=_line_cost(kind, 2.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 2), default=default)
     def all_reduce(g: Group) -> Schedule:
         return all_reduce_from(_line_all_gather(g, kind))
 

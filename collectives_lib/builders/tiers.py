@@ -264,6 +264,45 @@ def timed(stages: dict, V, *, pipelined: bool) -> np.ndarray:
     return np.maximum(lat + bw, _busiest(stages) * V)
 
 
+def _time(form: tuple[dict, bool], V: float) -> float:
+    stages, pipelined = form
+    return float(timed(stages, V, pipelined=pipelined)[0])
+
+
+_LINKS = {("nvl", "up"): "every GPU's NVLink to its NVSwitch", ("nvl", "down"): "every NVSwitch's NVLink to a GPU",
+          ("nic", "up"): "every GPU's NIC link to its leaf", ("nic", "down"): "every leaf's link to a GPU's NIC"}
+
+
+def busiest_link(topo: GpuCluster, form: tuple[dict, bool], V: float) -> str:
+    """The busiest link over the whole schedule at ``V`` bytes, as the simulator names its
+    bottleneck: where it is, how long it is busy and the bytes it carries."""
+    from ..units import format_bytes, format_time
+    stages = form[0]
+    total: dict = {}
+    for parts in stages.values():
+        for c, f in parts:
+            for key, v in f.links.items():
+                total[key] = total.get(key, 0.0) + c * np.asarray(v, dtype=float)
+    total = {k: v for k, v in total.items() if np.max(v, initial=0.0) > 0}
+    if not total or V <= 0:
+        return "none (no bytes move)"
+    order = [(t, d) for t in _TIERS for d in ("up", "down") if (t, d) in total]     # the links' order
+    key = max(order, key=lambda k: float(np.max(total[k])))
+    i = int(np.argmax(total[key]))
+    busy = float(np.max(total[key])) * V
+    F = _Fabric(topo)
+    if key[0] == "leaf":
+        what = f"SU {i // F.R} leaf {i % F.R} {'up-link to' if key[1] == 'up' else 'down-link from'} the spine"
+        bw = F.leaf_cap[i]
+    elif key[0] == "spine":
+        what = f"pod {i} spine {'up-link to' if key[1] == 'up' else 'down-link from'} the core"
+        bw = F.core_cap[i]
+    else:
+        what = _LINKS[key]
+        bw = topo.nvlink_bandwidth if key[0] == "nvl" else topo.nic_bandwidth
+    return f"{what}: busy {format_time(busy)}, {format_bytes(busy * bw)} in all (closed form)"
+
+
 def _phases(step: StepForm, count: int, collective: str, ag: str, rs: str) -> dict:
     """A line pattern run as all-gather, reduce-scatter (reversed) or all-reduce (both)."""
     if collective == "all_gather":
@@ -273,34 +312,43 @@ def _phases(step: StepForm, count: int, collective: str, ag: str, rs: str) -> di
     return {rs: [(count, step.reversed())], ag: [(count, step)]}
 
 
-def channel_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+def channel_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
     """``ring`` over every GPU of ``topo`` (NCCL's channels): ``n - 1`` steps of
-    :func:`channel_ring_step` per phase."""
+    :func:`channel_ring_step` per phase; (stages, pipelined) for :func:`timed`."""
     n = topo.num_ranks
-    stages = _phases(channel_ring_step(topo), n - 1, collective, "all-gather", "reduce-scatter")
-    return float(timed(stages, V, pipelined=False)[0])
+    return _phases(channel_ring_step(topo), n - 1, collective, "all-gather", "reduce-scatter"), False
 
 
-def node_axis_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+def channel_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+    return _time(channel_ring_stages(topo, collective), V)
+
+
+def node_axis_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
     """``ring`` over the node axis (one ring per GPU index, V each): ``M - 1`` steps of
     :func:`rail_ring_step` with ``V / M`` per edge."""
     M = topo.num_nodes
-    stages = _phases(rail_ring_step(topo, 1.0 / M), M - 1, collective, "all-gather", "reduce-scatter")
-    return float(timed(stages, V, pipelined=False)[0])
+    return _phases(rail_ring_step(topo, 1.0 / M), M - 1, collective, "all-gather", "reduce-scatter"), False
+
+
+def node_axis_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+    return _time(node_axis_ring_stages(topo, collective), V)
+
+
+def gpu_axis_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
+    """``ring`` over the gpu axis (one ring per node, V each): ``G - 1`` steps of V / G."""
+    G = topo.gpus_per_node
+    return _phases(node_ring_step(topo, 1.0 / G), G - 1, collective, "all-gather", "reduce-scatter"), False
 
 
 def gpu_axis_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
-    """``ring`` over the gpu axis (one ring per node, V each): ``G - 1`` steps of V / G."""
-    G = topo.gpus_per_node
-    stages = _phases(node_ring_step(topo, 1.0 / G), G - 1, collective, "all-gather", "reduce-scatter")
-    return float(timed(stages, V, pipelined=False)[0])
+    return _time(gpu_axis_ring_stages(topo, collective), V)
 
 
 #: The stage labels of :func:`~collectives_lib.builders.hierarchical.hierarchical_all_gather`.
 INTER, INTRA = "inter-node (InfiniBand)", "intra-node (NVLink)"
 
 
-def hierarchical_time(topo: GpuCluster, collective: str, V: float, intra: str = "ring") -> float:
+def hierarchical_stages(topo: GpuCluster, collective: str, intra: str = "ring") -> tuple[dict, bool]:
     """``hierarchical`` over every GPU: rail rings across the nodes (``M - 1`` steps of
     ``V / n`` per edge), then inside each node a ring (``G - 1`` steps of ``V / G``) or
     direct sends (one step, ``V / G`` to each peer); the stages stream. Its
@@ -317,7 +365,11 @@ def hierarchical_time(topo: GpuCluster, collective: str, V: float, intra: str = 
     if collective in ("all_gather", "all_reduce"):
         stages[INTER].append((M - 1, ib))
         stages[INTRA].append((nvl_steps, nvl))
-    return float(timed(stages, V, pipelined=True)[0])
+    return stages, True
+
+
+def hierarchical_time(topo: GpuCluster, collective: str, V: float, intra: str = "ring") -> float:
+    return _time(hierarchical_stages(topo, collective, intra), V)
 
 
 def applies(topo) -> bool:
@@ -326,14 +378,18 @@ def applies(topo) -> bool:
     return isinstance(topo, GpuCluster) and not topo.__dict__.get("slowdown")
 
 
-def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float) -> float:
+def ring_stages(topo: GpuCluster, axes: tuple[int, ...], collective: str) -> tuple[dict, bool]:
     """``ring`` on a GPU cluster over ``axes`` (its mesh axes: (0, 1) every GPU, (0,) the
     node axis, (1,) the gpu axis)."""
     if tuple(axes) == (0, 1):
-        return channel_ring_time(topo, collective, V)
+        return channel_ring_stages(topo, collective)
     if tuple(axes) == (0,):
-        return node_axis_ring_time(topo, collective, V)
-    return gpu_axis_ring_time(topo, collective, V)
+        return node_axis_ring_stages(topo, collective)
+    return gpu_axis_ring_stages(topo, collective)
+
+
+def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float) -> float:
+    return _time(ring_stages(topo, axes, collective), V)
 
 
 @lru_cache(maxsize=16)       # a sweep asks once per size
@@ -376,7 +432,7 @@ def rail_exchange_step(topo: GpuCluster, frac: float) -> StepForm:
     return StepForm(lat, unit, links)
 
 
-def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
+def hierarchical_all_to_all_stages(topo: GpuCluster) -> tuple[dict, bool]:
     """``hierarchical`` all-to-all over every GPU, V the sum of every rank's buffer:
     inside each node every GPU sends ``M V / n^2`` to each of its G - 1 peers, then
     every GPU sends ``G V / n^2`` to its twin in each other node; both one step,
@@ -385,5 +441,8 @@ def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
     n = M * G
     inner = node_ring_step(topo, M / n**2, peers=G - 1)
     outer = rail_exchange_step(topo, G / n**2)
-    stages = {INTRA: [(1 if G > 1 else 0, inner)], INTER: [(1 if M > 1 else 0, outer)]}
-    return float(timed(stages, V, pipelined=True)[0])
+    return {INTRA: [(1 if G > 1 else 0, inner)], INTER: [(1 if M > 1 else 0, outer)]}, True
+
+
+def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
+    return _time(hierarchical_all_to_all_stages(topo), V)
