@@ -21,19 +21,23 @@ may also change rail) climb to the spine, and those that cross a pod boundary
 to the core. Only those edges are listed (at most ``GPUs per node`` per
 boundary), so the cost is that of the fabric's boundaries, not of its GPUs.
 
-Three patterns are timed this way: NCCL's multi-channel rings over every GPU
+Four patterns are timed this way: NCCL's multi-channel rings over every GPU
 (``ring`` on a whole cluster), the rail rings over the nodes (``ring`` over the
-node axis, and the first stage of ``hierarchical``), and the ring inside each
-node (``ring`` over the gpu axis, the second stage of ``hierarchical``). A
+node axis, and the first stage of ``hierarchical``), the ring or direct sends
+inside each node (``ring`` over the gpu axis, the second stage of
+``hierarchical``), and the exchange between twins on a rail (the hierarchical
+all-to-all, whose pairs are counted per Scalable Unit and pod, not listed). A
 reduce-scatter is its all-gather reversed (every edge turned round, which
 swaps each link's up and down loads), and an all-reduce is the two one after
 the other; pipelined stages (hierarchical) are combined as the simulator does
 (:func:`collectives_lib.simulate._pipelined`): the stages' latencies add, the
 slowest stage's bandwidth term sets the pace, and no link finishes before it
-has carried its bytes. ``tests/test_tiers.py`` holds every form to the
+has carried its bytes. :func:`busiest_link` names the busiest link as the
+simulator names its bottleneck. ``tests/test_tiers.py`` holds every form to the
 simulator on clusters small enough to simulate.
 
-Introduced in the chapter *NVIDIA GPU cluster topology* (rings at 100,000 GPUs).
+Used wherever these schedules are too large to build (a 100,800-GPU cluster);
+the README's limits paragraph says so.
 """
 
 from __future__ import annotations
