@@ -159,6 +159,28 @@ def _random_cluster(rng):
     return cl.GpuCluster("dgx-h100", nodes, **kw)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_the_closed_forms_equal_the_simulator_on_random_fat_trees(seed):
+    """Beyond the shapes above: random node counts, SUs, pods, rails, oversubscription,
+    link speeds and latencies (zero included), random sizes not a multiple of anything."""
+    rng = np.random.default_rng(1000 + seed)
+    topo = _random_cluster(rng)
+    for coll, alg, axes, options in [("all_reduce", "ring", None, {}), ("reduce_scatter", "ring", "node", {}),
+                                     ("all_gather", "hierarchical", None, {"intra": str(rng.choice(["ring", "direct"]))}),
+                                     ("all_reduce", "hierarchical", None, {}), ("all_to_all", "hierarchical", None, {})]:
+        group, _ = group_for(coll, topo, axes, options)
+        sched = cl.build(coll, topo, alg, axes=axes, **options)
+        size = int(10 ** rng.uniform(1, 10))
+        if coll == "all_to_all":           # its closed form takes a rank's whole buffer
+            size = sched.round_size(size)
+            got, V = float(cl.simulate_sizes(sched, topo, [size])[0]), float(size)
+        else:
+            r = cl.simulate(sched, topo, size)
+            got, V = r.time, r.timed_bytes
+        want = entry(coll, alg).closed_form(group, V)
+        assert want == pytest.approx(got, rel=1e-9, abs=1e-18), (repr(topo), coll, alg, axes, options, size)
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_the_closed_forms_are_never_below_the_lower_bound(seed):
     """Random fat trees (partial SUs and pods, oversubscription, fewer NICs, zero latency,
