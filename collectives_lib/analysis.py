@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import checks, costs, timing
-from .builders import algorithm_name, build_named, reasons
+from .builders import algorithm_name, build_named, buildable, group_for, reasons
 from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
 from .timing import nccl_menu  # noqa: F401  (where it was; the timing pipeline owns it)
@@ -460,7 +460,8 @@ def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather
     time, algbw and busbw for an array of about ``nbytes`` bytes.
 
     Each size is rounded to the nearest size the schedule can split evenly
-    (``Schedule.round_size``), and the row says which size was used. ``nbytes``
+    (``Schedule.round_size``; a schedule too large to build is timed by its closed
+    form at the size given), and the row says which size was used. ``nbytes``
     is the book's V for every collective (see the notation page): for
     all-to-all, the total over all ranks, so each rank's buffer (nccl-tests'
     size, the row's ``"rank_nbytes"``) is ``V / N``; the row's algbw and busbw
@@ -474,11 +475,15 @@ def collective_costs(topology: Topology, nbytes: float, collectives=("all_gather
     for coll in collectives:
         try:
             name = algorithm_name(algorithm)
-            probe = build_named(coll, topology, timing.choose(coll, topology, int(nbytes), axes=axes)[0]
-                                if name == "auto" else name, axes)
-            size = probe.round_size(int(nbytes))
-            pairs = probe.collective.layout == "pairs"          # all-to-all: V over all ranks
-            per_rank = probe.round_size(max(1, size // probe.group_size)) if pairs else size
+            pick = timing.choose(coll, topology, int(nbytes), axes=axes)[0] if name == "auto" else name
+            pairs = as_collective(coll).layout == "pairs"       # all-to-all: V over all ranks
+            if buildable(coll, topology, pick, axes) or overhead:
+                probe = build_named(coll, topology, pick, axes)
+                size = probe.round_size(int(nbytes))
+                per_rank = probe.round_size(max(1, size // probe.group_size)) if pairs else size
+            else:       # timed by its closed form, which takes any size: nothing to round to
+                n = group_for(coll, topology, axes)[0].n
+                per_rank = max(1, int(nbytes) // n) if pairs else int(nbytes)
             e = estimate(coll, topology, per_rank, name, axes=axes, model="ideal", overhead=overhead)
         except CollectivesError as exc:
             rows.append({"collective": coll, "algorithm": None, "error": str(exc)})

@@ -256,9 +256,12 @@ def _sweep(args, out) -> int:
         out.write(f"  {e.nbytes:>12d} {e.nbytes // esize:>12d} {e.dtype:>8} {e.row_label:>22} "
                   f"{e.time * 1e6:>11.2f} {_gbps(e, e.algbw)} {_gbps(e, e.busbw)} "
                   f"{e.bound.time * 1e6:>11.2f} {e.efficiency:>5.0%}\n")
-    notes = sorted({e.note for e in rows if e.note})
-    if notes:
-        uneven = sum(1 for e in rows if e.note)
+    formula = [e for e in rows if getattr(e, "how", "") == "closed form"]
+    if formula:
+        out.write(f"# {len(formula)} of {len(rows)} sizes timed by a closed form, not a built schedule "
+                  f"({formula[0].note.removeprefix('timed by its closed form: ')})\n")
+    uneven = sum(1 for e in rows if e.note and getattr(e, "how", "") != "closed form")
+    if uneven:
         out.write(f"# {uneven} of {len(rows)} sizes do not split evenly into whole elements per "
                   f"slot; the largest slot sets their time\n")
     return 0

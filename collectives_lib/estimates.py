@@ -200,6 +200,7 @@ class IdealEstimate(Estimate):
     overhead: float = 0.0
     placement: object = field(default=None, repr=False, compare=False)
     element_size: int = 4
+    formula_bottleneck: str = ""     # a closed form's busiest link, where it names one
 
     @cached_property
     def result(self):
@@ -240,7 +241,9 @@ class IdealEstimate(Estimate):
     def bottleneck(self) -> str:
         """The busiest link, or what the closed form assumes."""
         r = self.result
-        return "closed form: the busiest link of the formula" if r is None else r.bottleneck
+        if r is None:
+            return self.formula_bottleneck or "closed form: the busiest link of the formula"
+        return r.bottleneck
 
     def stages(self):
         """The stage breakdown (:meth:`collectives_lib.simulate.Result.stages`); None for a closed form."""
@@ -252,6 +255,8 @@ class IdealEstimate(Estimate):
         if self.result is not None:
             out["bottleneck"] = self.result.bottleneck
             out["stage_times_s"] = dict(self.result.stage_times)
+        elif self.formula_bottleneck:
+            out["bottleneck"] = self.formula_bottleneck
         return out
 
 

@@ -74,6 +74,7 @@ class Candidate:
     why_formula: str = ""                # for a closed form: why no schedule was built
     num_steps: int = 0
     in_network: bool = False             # the switches reduce: the in-network bound applies
+    busiest: tuple[str | None, ...] = ()  # for a closed form: its busiest link at each size, named
 
     def time(self, i: int) -> float:
         return float(self.times[i])
@@ -152,6 +153,27 @@ def auto_rule(collective, topology: Topology, axes=None, options=None, *, group:
     return Rule(tuple(usable), f"{_FASTEST}, among every algorithm that applies")
 
 
+def timeable_rule(rule: Rule, group: Group, num_groups: int) -> Rule:
+    """``rule``, or where none of its algorithms can be timed on ``group`` (each too large
+    to build, with no closed form here), the other algorithms that apply and have a
+    closed form here, so that ``auto`` answers instead of refusing; the reason says so."""
+    table = entries(group.collective)
+
+    def timeable(name: str) -> bool:
+        alg = table[name]
+        return too_large(alg, group, num_groups) is None or closed_form_for(alg, group, num_groups) is not None
+
+    if any(timeable(k) for k in rule.names):
+        return rule
+    usable = [k for k, why in group_reasons(group).items() if why is None and k not in rule.names]
+    formula = [k for k in usable if group.topology is not None and table[k].closed_form(group, 1.0) is not None
+               and timeable(k)]
+    if not formula:
+        return rule
+    return Rule(tuple(formula), f"{rule.reason}; {', '.join(rule.names)}: too large to build here and no closed "
+                                f"form, so among the algorithms with a closed form here ({', '.join(formula)})")
+
+
 # ---------------------------------------------------------------------------
 # 2. the candidates
 # ---------------------------------------------------------------------------
@@ -178,8 +200,9 @@ def time_candidates(collective, topology: Topology, names, sizes, *, axes=None, 
         if formula is not None and not overhead and placement is None:
             times = np.array([float(alg.closed_form(grp, float(s))) for s in sizes])
             lat = float(alg.closed_form(grp, 0.0))
+            busiest = tuple(alg.busiest_link(grp, float(s)) for s in sizes)
             out.append(Candidate(alg.name, grp, len(groups), None, sizes, times, lat, "closed form",
-                                 formula, steps_estimate(alg, grp), alg.in_network))
+                                 formula, steps_estimate(alg, grp), alg.in_network, busiest))
             continue
         if too_large(alg, grp, len(groups)) is not None and (len(names) > 1 and not required):
             skipped.append(alg.name)
@@ -242,6 +265,8 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     grp, groups = group_for(coll, topology, axes, options)
     if algorithm == "auto":
         rule = auto_rule(coll, topology, group=grp)
+        if not overhead and placement is None:
+            rule = timeable_rule(rule, grp, len(groups))
     else:
         rule = Rule((applicable(grp, algorithm).name,), "as requested")
     cands = time_candidates(coll, topology, rule.names, sizes, element_size=element_size,
@@ -277,7 +302,8 @@ def _answer(coll, topology, best: Candidate, cands, i: int, size: int, reason: s
         dtype=dtype, time=t, latency_time=lat, bandwidth_time=t - lat, group_size=best.group.n,
         num_groups=best.num_groups, reason=reason, bound=plain[i], network_bound=apart[i], note=note,
         alternatives=alternatives, num_steps=best.num_steps, how=best.how, schedule=best.schedule,
-        overhead=overhead, placement=placement, element_size=element_size)
+        overhead=overhead, placement=placement, element_size=element_size,
+        formula_bottleneck=(best.busiest[i] or "") if best.busiest else "")
 
 
 def choose(collective, topology: Topology, nbytes: int, *, axes=None, options=None) -> tuple[str, str]:
@@ -285,7 +311,7 @@ def choose(collective, topology: Topology, nbytes: int, *, axes=None, options=No
     A stated rule needs no timing; otherwise the candidates are timed at that size."""
     coll = as_collective(collective)
     grp, groups = group_for(coll, topology, axes, options)
-    rule = auto_rule(coll, topology, group=grp)
+    rule = timeable_rule(auto_rule(coll, topology, group=grp), grp, len(groups))
     if rule.fixed:
         return rule.names[0], rule.reason
     best = sweep(coll, topology, [nbytes], "auto", axes=axes, options=options)[0]

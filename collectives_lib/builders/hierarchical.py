@@ -36,6 +36,7 @@ from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, all_reduce_from, b
 from ..topology import GpuCluster, TpuSystem
 from .alltoall import all_to_all_schedule
 from .innetwork import direct_all_gather
+from . import tiers
 from .registry import Group, register
 from .rings import axis_kind, ring_all_gather
 from .torus import lift_line, mesh_all_gather
@@ -340,32 +341,30 @@ def _intra(group: Group) -> str:
     return intra
 
 
-def _cluster_links(group: Group):
-    """(nodes, gpus, W_nic, W_nvlink, alpha_nic, alpha_nvlink) when every rail ring stays
-    inside one Scalable Unit (two links per hop, no spine), else None."""
-    topo = group.topology
-    if not isinstance(topo, GpuCluster) or topo.num_nodes > topo.nodes_per_su:
+def _ag_cost(group: Group, nbytes: float) -> float | None:
+    """Over a GPU cluster of any size (Scalable Units, pods, oversubscription), tier by
+    tier (:func:`.tiers.hierarchical_time`); on one Scalable Unit it is
+    :func:`collectives_lib.costs.hierarchical_all_gather`."""
+    if not tiers.applies(group.topology) or not group.whole_cluster:
         return None
-    return (topo.num_nodes, topo.gpus_per_node, topo.nic_bandwidth, topo.nvlink_bandwidth,
-            2 * topo.nic_latency, 2 * topo.nvlink_latency)
+    return tiers.hierarchical_time(group.topology, str(group.collective), nbytes, _intra(group))
 
 
-def _ag_cost(factor: float):
-    def cost(group: Group, nbytes: float) -> float | None:
-        links = _cluster_links(group)
-        if links is None or _intra(group) != "ring":
-            return None
-        return factor * costs.hierarchical_all_gather(*links[:2], nbytes, *links[2:4],
-                                                      alpha_nic=links[4], alpha_nvlink=links[5])
-    return cost
+def _busiest(group: Group, nbytes: float) -> str | None:
+    topo = group.topology
+    if not tiers.applies(topo) or not group.whole_cluster:
+        return None
+    if group.collective.layout == "pairs":
+        return tiers.busiest_link(topo, tiers.hierarchical_all_to_all_stages(topo), group.n * nbytes)
+    return tiers.busiest_link(topo, tiers.hierarchical_stages(topo, str(group.collective), _intra(group)), nbytes)
 
 
 def _a2a_cost(group: Group, nbytes: float) -> float | None:
-    links = _cluster_links(group)
-    if links is None:
+    """Over a GPU cluster of any size (:func:`.tiers.hierarchical_all_to_all_time`); on
+    one Scalable Unit it is :func:`collectives_lib.costs.hierarchical_all_to_all`."""
+    if not tiers.applies(group.topology) or not group.whole_cluster:
         return None
-    return costs.hierarchical_all_to_all(*links[:2], group.n * nbytes, *links[2:4],
-                                         alpha_nic=links[4], alpha_nvlink=links[5])
+    return tiers.hierarchical_all_to_all_time(group.topology, group.n * nbytes)
 
 
 def _hag(g: Group) -> Schedule:
@@ -375,13 +374,13 @@ def _hag(g: Group) -> Schedule:
 _DESCRIPTION = ("the slow tier and the fast tier apart: InfiniBand rails between nodes + NVLink inside "
                 "them, or DCN between TPU slices + ICI inside them; pipelined")
 register("hierarchical", "all_gather", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(1.0))(_hier_all_gather)
+         cost=_ag_cost, busiest=_busiest)(_hier_all_gather)
 register("hierarchical", "reduce_scatter", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(1.0))(lambda g: dual(_hier_all_gather(g)))
+         cost=_ag_cost, busiest=_busiest)(lambda g: dual(_hier_all_gather(g)))
 register("hierarchical", "all_reduce", applies=_reason, description=_DESCRIPTION,
-         cost=_ag_cost(2.0))(lambda g: all_reduce_from(_hier_all_gather(g)))
+         cost=_ag_cost, busiest=_busiest)(lambda g: all_reduce_from(_hier_all_gather(g)))
 register("hierarchical", "all_to_all", applies=_reason, description=_DESCRIPTION,
-         cost=_a2a_cost)(_hier_all_to_all)
+         cost=_a2a_cost, busiest=_busiest)(_hier_all_to_all)
 
 
 def _nvls_tree_reason(group: Group) -> str | None:

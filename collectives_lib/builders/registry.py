@@ -148,6 +148,12 @@ class Algorithm:
     default: bool = False        # what runs when no algorithm is named and nothing chooses (``collectives run``)
     in_network: bool = False     # the switches reduce (NVLS, SHARP, CollNet): held to the in-network bound
     by_formula: Callable[[Group], str | None] | None = None   # why its closed form times it here, if it does
+    busiest: Callable[[Group, float], str | None] | None = None   # its closed form's busiest link, named
+
+    def busiest_link(self, group: Group, nbytes: float) -> str | None:
+        """The busiest link of the closed form's timing of ``nbytes`` on ``group``, named as
+        the simulator names its bottleneck, where the closed form knows it (else None)."""
+        return None if self.busiest is None else self.busiest(group, nbytes)
 
     def formula_reason(self, group: Group) -> str | None:
         """Why ``group`` is timed by the closed form even where the schedule can be built
@@ -197,14 +203,16 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
              description: str, cost: Callable[[Group, float], float | None] | None = None,
              family: str = "", nccl: str | None = None,
              size: Callable[[Group], tuple[int, int] | None] | None = None, default: bool = False,
-             in_network: bool = False, by_formula: Callable[[Group], str | None] | None = None):
+             in_network: bool = False, by_formula: Callable[[Group], str | None] | None = None,
+             busiest: Callable[[Group, float], str | None] | None = None):
     """Decorator: register ``builder(group) -> Schedule`` as ``name`` for ``collective``.
 
     ``nccl`` is NCCL's name for the algorithm where NCCL runs it; ``size`` says how
     many distinct transfers and steps a group's schedule holds, before building it;
     ``default`` marks the one algorithm that runs when none is named and nothing
     chooses (the MPI runner); ``in_network`` an algorithm whose switches reduce;
-    ``by_formula(group)`` says why the closed form times it on ``group`` (else None)."""
+    ``by_formula(group)`` says why the closed form times it on ``group`` (else None);
+    ``busiest(group, nbytes)`` names the closed form's busiest link."""
     coll = as_collective(collective)
 
     def decorate(builder: Callable[[Group], Schedule]) -> Callable[[Group], Schedule]:
@@ -217,7 +225,7 @@ def register(name: str, collective, *, applies: Callable[[Group], str | None] = 
         if default and any(a.default for a in table.values()):
             raise CollectivesError(f"{coll} has two default algorithms")
         table[name] = Algorithm(name, coll, builder, applies, description, cost, fam, nccl, size, default,
-                                in_network, by_formula)
+                                in_network, by_formula, busiest)
         order = sorted(table.values(), key=lambda a: FAMILIES.index(a.family))   # stable
         _REGISTRY[coll] = {a.name: a for a in order}
         return builder

@@ -19,6 +19,7 @@ from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, all_reduce_from, boxes_array, reduce_scatter_from
 from ..topology import Switch, Torus
+from . import tiers
 from .registry import Group, register
 
 # ---------------------------------------------------------------------------
@@ -208,12 +209,15 @@ def axis_kind(topo: Torus, axis: int) -> str:
 
 def _line_cost(kind: str, factor: float):
     """The closed form on a torus axis; a one-way ring also on a switch (one flow per
-    up-link and down-link per step)."""
+    up-link and down-link per step) and on a GPU cluster's fat tree, over any of its axes
+    (:mod:`.tiers`: the most loaded link of each tier sets a step's time)."""
     formula = {"ring": costs.ring_all_gather, "bidirectional_ring": costs.bidirectional_ring_all_gather,
                "bidirectional_ring_whole": costs.bidirectional_ring_whole_all_gather,
                "chain": costs.chain_all_gather}[kind]
 
     def cost(group: Group, nbytes: float) -> float | None:
+        if kind == "ring" and tiers.applies(group.topology):
+            return tiers.ring_time(group.topology, group.axes, str(group.collective), nbytes)
         if group.torus_axis is None and not (kind == "ring" and isinstance(group.topology, Switch)):
             return None
         W, alpha = group.link()
@@ -235,6 +239,13 @@ def _line_all_gather(group: Group, kind: str) -> Schedule:
         topo = group.topology
         return multichannel_ring_all_gather(topo.num_nodes, topo.gpus_per_node)
     return LINE_ALL_GATHERS[kind](group.n)
+
+
+def _line_busiest(group: Group, nbytes: float) -> str | None:
+    if not tiers.applies(group.topology):
+        return None
+    return tiers.busiest_link(group.topology, tiers.ring_stages(group.topology, group.axes,
+                                                                str(group.collective)), nbytes)
 
 
 def _line_size(kind: str, phases: int):
@@ -264,17 +275,20 @@ def _register_line(kind: str) -> None:
     default = kind == "ring"
 
     @register(kind, "all_gather", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
+              cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 1), default=default)
     def all_gather(g: Group) -> Schedule:
         return _line_all_gather(g, kind)
 
     @register(kind, "reduce_scatter", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 1.0), nccl=nccl, size=_line_size(kind, 1), default=default)
+              cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 1), default=default)
     def reduce_scatter(g: Group) -> Schedule:
         return reduce_scatter_from(_line_all_gather(g, kind))
 
     @register(kind, "all_reduce", applies=applies, description=_DESCRIPTIONS[kind],
-              cost=_line_cost(kind, 2.0), nccl=nccl, size=_line_size(kind, 2), default=default)
+              cost=_line_cost(kind, 2.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              size=_line_size(kind, 2), default=default)
     def all_reduce(g: Group) -> Schedule:
         return all_reduce_from(_line_all_gather(g, kind))
 

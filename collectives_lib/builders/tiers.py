@@ -1,0 +1,452 @@
+"""Closed forms of rings on a GPU cluster's fat tree, tier by tier, at any size.
+
+A ring's steps all repeat one traffic pattern, so the ideal link model times a
+step by its slowest transfer: ``max over transfers (latency of its route + V x
+the largest load / bandwidth of its links)``, and the ring takes that many
+steps. This module gets that maximum without building the schedule, by
+counting how many ring edges (transfers of one step) cross each tier of the
+cluster (:class:`~collectives_lib.topology.GpuCluster`):
+
+* **NVLink** inside a node: every GPU's NVLink to and from its NVSwitch.
+* **NIC**: every GPU's link to and from the leaf of its rail.
+* **leaf**: a leaf's uplink to its pod's spine, whose capacity is what the
+  leaf's NICs can inject over ``oversubscription`` (a partly filled Scalable
+  Unit has less).
+* **spine** (three levels): a pod spine's uplink to the core, what its leaves'
+  uplinks carry over ``core_oversubscription``.
+
+Edges between two nodes of one Scalable Unit stay on their rail's leaf; only the
+edges that cross a Scalable Unit boundary (and the ring's closing edge, which
+may also change rail) climb to the spine, and those that cross a pod boundary
+to the core. Only those edges are listed (at most ``GPUs per node`` per
+boundary), so the cost is that of the fabric's boundaries, not of its GPUs.
+
+Four patterns are timed this way: NCCL's multi-channel rings over every GPU
+(``ring`` on a whole cluster), the rail rings over the nodes (``ring`` over the
+node axis, and the first stage of ``hierarchical``), the ring or direct sends
+inside each node (``ring`` over the gpu axis, the second stage of
+``hierarchical``), and the exchange between twins on a rail (the hierarchical
+all-to-all, whose pairs are counted per Scalable Unit and pod, not listed). A
+reduce-scatter is its all-gather reversed (every edge turned round, which
+swaps each link's up and down loads), and an all-reduce is the two one after
+the other; pipelined stages (hierarchical) are combined as the simulator does
+(:func:`collectives_lib.simulate._pipelined`): the stages' latencies add, the
+slowest stage's bandwidth term sets the pace, and no link finishes before it
+has carried its bytes. :func:`busiest_link` names the busiest link as the
+simulator names its bottleneck. ``tests/test_tiers.py`` holds every form to the
+simulator on clusters small enough to simulate.
+
+Used wherever these schedules are too large to build (a 100,800-GPU cluster);
+the README's limits paragraph says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..topology import GpuCluster
+
+#: Link tiers whose loads a step records (the up and down direction of each).
+_TIERS = ("nvl", "nic", "leaf", "spine")
+
+
+@dataclass(frozen=True)
+class StepForm:
+    """One step's time as a function of the array's bytes V: ``max(lat + V * unit)``
+    over its transfers (each distinct (latency, seconds per byte) pair once), and the
+    seconds per byte of V on every link it loads, by tier and direction (a scalar
+    where every link of the tier carries the same)."""
+
+    lat: np.ndarray
+    unit: np.ndarray
+    links: dict          # (tier, "up" | "down") -> seconds per byte of V on each link
+
+    def times(self, V: np.ndarray) -> np.ndarray:
+        if not len(self.lat):
+            return np.zeros_like(V)
+        return np.max(self.lat[None, :] + V[:, None] * self.unit[None, :], axis=1)
+
+    @property
+    def latency(self) -> float:
+        return float(self.lat.max(initial=0.0))
+
+    def reversed(self) -> "StepForm":
+        """Every transfer turned round (the reduce-scatter of an all-gather)."""
+        flip = {"up": "down", "down": "up"}
+        return StepForm(self.lat, self.unit, {(t, flip[d]): v for (t, d), v in self.links.items()})
+
+
+def _pairs(lat, unit) -> tuple[np.ndarray, np.ndarray]:
+    lat, unit = np.asarray(lat, dtype=float), np.asarray(unit, dtype=float)
+    if not len(lat):
+        return lat, unit
+    both = np.unique(np.stack([lat, unit], axis=1), axis=0)
+    return both[:, 0], both[:, 1]
+
+
+class _Fabric:
+    """The cluster's tiers as arrays: leaves (Scalable Unit x rail), their capacities
+    (as :meth:`GpuCluster._build_links` sets them) and the pods above them."""
+
+    def __init__(self, topo: GpuCluster):
+        self.topo = topo
+        M, G, R = topo.num_nodes, topo.gpus_per_node, topo.rails
+        self.M, self.G, self.R, self.S = M, G, R, topo.num_sus
+        self.n = M * G
+        per_rail = np.bincount(np.arange(G) % R, minlength=R)          # GPUs of a node on each rail
+        nodes_in_su = np.minimum(topo.nodes_per_su, M - np.arange(self.S) * topo.nodes_per_su)
+        per_leaf = (nodes_in_su[:, None] * per_rail[None, :]).ravel()  # leaf id = su * R + rail
+        self.leaf_cap = per_leaf * topo.nic_bandwidth / topo.oversubscription
+        self.pods = topo.num_pods
+        self.pod_of_leaf = np.arange(self.S * R) // R // topo.sus_per_pod
+        if self.pods > 1:
+            self.core_cap = (np.bincount(self.pod_of_leaf, weights=self.leaf_cap, minlength=self.pods)
+                             / topo.core_oversubscription)
+
+    def su(self, node):
+        return np.asarray(node) // self.topo.nodes_per_su
+
+    def leaf(self, node, gpu):
+        return self.su(node) * self.R + np.asarray(gpu) % self.R
+
+    def inter(self, src_node, src_gpu, dst_node, dst_gpu, frac: float, nic_up: float,
+              nic_down: float, stays: bool) -> tuple[list, list, dict]:
+        """Transfers between nodes: the ones that leave their leaf (``src_*``, ``dst_*``:
+        one entry each, every one carrying ``frac`` of V), on top of NIC links that
+        each carry ``nic_up`` / ``nic_down`` of V; ``stays``: some transfers between
+        nodes stay on one leaf. Returns (latencies, units, link loads)."""
+        t, W = self.topo, self.topo.nic_bandwidth
+        lam = t.nic_latency
+        u_nic = max(nic_up, nic_down) / W
+        lat, unit = ([np.array([2 * lam])], [np.array([u_nic])]) if stays else ([], [])
+        links = {("nic", "up"): nic_up / W, ("nic", "down"): nic_down / W}
+        ls, ld = self.leaf(src_node, src_gpu), self.leaf(dst_node, dst_gpu)
+        L = self.S * self.R
+        up = np.bincount(ls, minlength=L) * frac / self.leaf_cap
+        down = np.bincount(ld, minlength=L) * frac / self.leaf_cap
+        links[("leaf", "up")], links[("leaf", "down")] = up, down
+        if not len(ls):
+            return _cat(lat), _cat(unit), links
+        u = np.maximum(np.maximum(up[ls], down[ld]), u_nic)
+        hops = np.full(len(ls), 4.0)
+        if self.pods > 1:
+            ps, pd = self.pod_of_leaf[ls], self.pod_of_leaf[ld]
+            core = ps != pd
+            sup = np.bincount(ps[core], minlength=self.pods) * frac / self.core_cap
+            sdown = np.bincount(pd[core], minlength=self.pods) * frac / self.core_cap
+            links[("spine", "up")], links[("spine", "down")] = sup, sdown
+            u = np.where(core, np.maximum(u, np.maximum(sup[ps], sdown[pd])), u)
+            hops = np.where(core, 6.0, 4.0)
+        lat.append(hops * lam)          # a route's latency: one nic_latency per link
+        unit.append(u)
+        return _cat(lat), _cat(unit), links
+
+    def nvlink(self, frac_up: float, frac_down: float) -> tuple[list, list, dict]:
+        """Every GPU sends ``frac_up`` of V to peers in its node and receives ``frac_down``
+        (each transfer GPU -> NVSwitch -> GPU, equal loads on every GPU)."""
+        t = self.topo
+        W = t.nvlink_bandwidth
+        return (np.array([2 * t.nvlink_latency]), np.array([max(frac_up, frac_down) / W]),
+                {("nvl", "up"): frac_up / W, ("nvl", "down"): frac_down / W})
+
+
+def _cat(arrays) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def _form(*parts) -> StepForm:
+    links: dict = {}
+    for _, _, c in parts:
+        links.update(c)
+    lat, unit = _pairs(_cat([p[0] for p in parts]), _cat([p[1] for p in parts]))
+    return StepForm(lat, unit, links)
+
+
+@lru_cache(maxsize=16)       # a sweep asks once per size
+def channel_ring_step(topo: GpuCluster) -> StepForm:
+    """One step of NCCL's multi-channel rings over every GPU
+    (:func:`~collectives_lib.builders.rings.multichannel_ring_all_gather`).
+
+    With M > 1 nodes of G GPUs there are G channels; channel c enters node m on GPU
+    ``(c - m) mod G`` and leaves it on the GPU before, which is where it enters node
+    m + 1: over the channels every GPU sends G - 1 transfers over NVLink and one over
+    its NIC per step, each ``V / (n G)``. The edge from node m to m + 1 stays on one
+    rail; the closing edge (node M-1 to node 0) leaves GPU a for GPU ``(a + M) mod G``."""
+    F = _Fabric(topo)
+    M, G, n = F.M, F.G, F.n
+    if n == 1:
+        return _form()
+    if M == 1:                       # one ring over the node's NVSwitch, V / G per edge
+        return _form(F.nvlink(1.0 / G, 1.0 / G))
+    frac = 1.0 / (n * G)
+    parts = [F.nvlink((G - 1) * frac, (G - 1) * frac)] if G > 1 else []
+    per_su = topo.nodes_per_su
+    gpus = np.arange(G)
+    # edges m -> m+1 that cross a Scalable Unit boundary: every exit GPU a, on its rail
+    bounds = np.arange(per_su - 1, M - 1, per_su)
+    src_node = np.repeat(bounds, G)
+    src_gpu = np.tile(gpus, len(bounds))
+    # the closing edge, node M-1 GPU a -> node 0 GPU (a + M) mod G
+    close_dst = (gpus + M) % G
+    close_cross = F.leaf(M - 1, gpus) != F.leaf(0, close_dst)
+    sn = np.concatenate([src_node, np.full(int(close_cross.sum()), M - 1)])
+    sg = np.concatenate([src_gpu, gpus[close_cross]])
+    dn = np.concatenate([src_node + 1, np.zeros(int(close_cross.sum()), dtype=np.int64)])
+    dg = np.concatenate([src_gpu, close_dst[close_cross]])
+    stays = M - 1 > len(bounds) or bool((~close_cross).any())     # some edge stays on its leaf
+    parts.append(F.inter(sn, sg, dn, dg, frac, frac, frac, stays))
+    return _form(*parts)
+
+
+@lru_cache(maxsize=16)       # a sweep asks once per size
+def rail_ring_step(topo: GpuCluster, frac: float) -> StepForm:
+    """One step of a ring over the nodes on every GPU index at once: GPU g of node m
+    sends ``frac`` of V to GPU g of node m + 1 (mod M), all on rail ``g mod rails``
+    (:func:`~collectives_lib.builders.rings.ring_all_gather` over the node axis, and
+    the first stage of :func:`~collectives_lib.builders.hierarchical.hierarchical_all_gather`)."""
+    F = _Fabric(topo)
+    M, G = F.M, F.G
+    if M == 1:
+        return _form()
+    gpus = np.arange(G)
+    su = F.su(np.arange(M))
+    nxt = (np.arange(M) + 1) % M
+    cross = np.nonzero(su != su[nxt])[0]           # nodes whose edge leaves the Scalable Unit
+    sn = np.repeat(cross, G)
+    sg = np.tile(gpus, len(cross))
+    dn = np.repeat(nxt[cross], G)
+    stays = len(cross) < M
+    return _form(F.inter(sn, sg, dn, sg, frac, frac, frac, stays))
+
+
+@lru_cache(maxsize=16)       # a sweep asks once per size
+def node_ring_step(topo: GpuCluster, frac: float, peers: int = 1) -> StepForm:
+    """One step inside every node at once: every GPU sends ``frac`` of V to each of
+    ``peers`` GPUs of its node (1: a ring; G - 1: every peer at once)."""
+    F = _Fabric(topo)
+    if F.G == 1:
+        return _form()
+    return _form(F.nvlink(peers * frac, peers * frac))
+
+
+def _stage_times(stages: dict, V: np.ndarray) -> tuple[dict, dict]:
+    """Each stage's time at every V, and at V = 0 (its latency)."""
+    zero = np.zeros(1)
+    times = {k: sum(c * f.times(V) for c, f in parts) for k, parts in stages.items()}
+    lats = {k: float(sum(c * f.times(zero)[0] for c, f in parts)) for k, parts in stages.items()}
+    return times, lats
+
+
+def _busiest(stages: dict) -> float:
+    """Seconds per byte of V on the busiest link over the whole schedule."""
+    total: dict = {}
+    for parts in stages.values():
+        for c, f in parts:
+            for key, v in f.links.items():
+                total[key] = total.get(key, 0.0) + c * np.asarray(v, dtype=float)
+    return max((float(np.max(v, initial=0.0)) for v in total.values()), default=0.0)
+
+
+def timed(stages: dict, V, *, pipelined: bool) -> np.ndarray:
+    """The time of a schedule whose stages are ``{label: [(steps, StepForm), ...]}``
+    at every array size in ``V``: the stages one after another, or (``pipelined``) as
+    :func:`collectives_lib.simulate._pipelined` streams them."""
+    V = np.atleast_1d(np.asarray(V, dtype=float))
+    stages = {k: [(c, f) for c, f in parts if c and len(f.lat)] for k, parts in stages.items()}
+    stages = {k: v for k, v in stages.items() if v}
+    if not stages:
+        return np.zeros_like(V)
+    times, lats = _stage_times(stages, V)
+    total = sum(times.values())
+    if not pipelined:
+        return total
+    lat = sum(lats.values())
+    bw = np.max(np.stack([times[k] - lats[k] for k in times]), axis=0)
+    return np.maximum(lat + bw, _busiest(stages) * V)
+
+
+def _time(form: tuple[dict, bool], V: float) -> float:
+    stages, pipelined = form
+    return float(timed(stages, V, pipelined=pipelined)[0])
+
+
+_LINKS = {("nvl", "up"): "every GPU's NVLink to its NVSwitch", ("nvl", "down"): "every NVSwitch's NVLink to a GPU",
+          ("nic", "up"): "every GPU's NIC link to its leaf", ("nic", "down"): "every leaf's link to a GPU's NIC"}
+
+
+def busiest_link(topo: GpuCluster, form: tuple[dict, bool], V: float) -> str:
+    """The busiest link over the whole schedule at ``V`` bytes, as the simulator names its
+    bottleneck: where it is, how long it is busy and the bytes it carries."""
+    from ..units import format_bytes, format_time
+    stages = form[0]
+    total: dict = {}
+    for parts in stages.values():
+        for c, f in parts:
+            for key, v in f.links.items():
+                total[key] = total.get(key, 0.0) + c * np.asarray(v, dtype=float)
+    total = {k: v for k, v in total.items() if np.max(v, initial=0.0) > 0}
+    if not total or V <= 0:
+        return "none (no bytes move)"
+    order = [(t, d) for t in _TIERS for d in ("up", "down") if (t, d) in total]     # the links' order
+    key = max(order, key=lambda k: float(np.max(total[k])))
+    i = int(np.argmax(total[key]))
+    busy = float(np.max(total[key])) * V
+    F = _Fabric(topo)
+    if key[0] == "leaf":
+        what = f"SU {i // F.R} leaf {i % F.R} {'up-link to' if key[1] == 'up' else 'down-link from'} the spine"
+        bw = F.leaf_cap[i]
+    elif key[0] == "spine":
+        what = f"pod {i} spine {'up-link to' if key[1] == 'up' else 'down-link from'} the core"
+        bw = F.core_cap[i]
+    else:
+        what = _LINKS[key]
+        bw = topo.nvlink_bandwidth if key[0] == "nvl" else topo.nic_bandwidth
+    return f"{what}: busy {format_time(busy)}, {format_bytes(busy * bw)} in all (closed form)"
+
+
+def _phases(step: StepForm, count: int, collective: str, ag: str, rs: str) -> dict:
+    """A line pattern run as all-gather, reduce-scatter (reversed) or all-reduce (both)."""
+    if collective == "all_gather":
+        return {ag: [(count, step)]}
+    if collective == "reduce_scatter":
+        return {rs: [(count, step.reversed())]}
+    return {rs: [(count, step.reversed())], ag: [(count, step)]}
+
+
+def channel_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
+    """``ring`` over every GPU of ``topo`` (NCCL's channels): ``n - 1`` steps of
+    :func:`channel_ring_step` per phase; (stages, pipelined) for :func:`timed`."""
+    n = topo.num_ranks
+    return _phases(channel_ring_step(topo), n - 1, collective, "all-gather", "reduce-scatter"), False
+
+
+def channel_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+    return _time(channel_ring_stages(topo, collective), V)
+
+
+def node_axis_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
+    """``ring`` over the node axis (one ring per GPU index, V each): ``M - 1`` steps of
+    :func:`rail_ring_step` with ``V / M`` per edge."""
+    M = topo.num_nodes
+    return _phases(rail_ring_step(topo, 1.0 / M), M - 1, collective, "all-gather", "reduce-scatter"), False
+
+
+def node_axis_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+    return _time(node_axis_ring_stages(topo, collective), V)
+
+
+def gpu_axis_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
+    """``ring`` over the gpu axis (one ring per node, V each): ``G - 1`` steps of V / G."""
+    G = topo.gpus_per_node
+    return _phases(node_ring_step(topo, 1.0 / G), G - 1, collective, "all-gather", "reduce-scatter"), False
+
+
+def gpu_axis_ring_time(topo: GpuCluster, collective: str, V: float) -> float:
+    return _time(gpu_axis_ring_stages(topo, collective), V)
+
+
+#: The stage labels of :func:`~collectives_lib.builders.hierarchical.hierarchical_all_gather`.
+INTER, INTRA = "inter-node (InfiniBand)", "intra-node (NVLink)"
+
+
+def hierarchical_stages(topo: GpuCluster, collective: str, intra: str = "ring") -> tuple[dict, bool]:
+    """``hierarchical`` over every GPU: rail rings across the nodes (``M - 1`` steps of
+    ``V / n`` per edge), then inside each node a ring (``G - 1`` steps of ``V / G``) or
+    direct sends (one step, ``V / G`` to each peer); the stages stream. Its
+    reduce-scatter runs the stages reversed, and the all-reduce both (each stage's
+    label collects its steps of both phases, as in the schedule)."""
+    M, G = topo.num_nodes, topo.gpus_per_node
+    ib = rail_ring_step(topo, 1.0 / (M * G))
+    nvl = node_ring_step(topo, 1.0 / G, peers=G - 1) if intra == "direct" else node_ring_step(topo, 1.0 / G)
+    nvl_steps = (1 if G > 1 else 0) if intra == "direct" else G - 1
+    stages: dict = {INTER: [], INTRA: []}
+    if collective in ("reduce_scatter", "all_reduce"):
+        stages[INTER].append((M - 1, ib.reversed()))
+        stages[INTRA].append((nvl_steps, nvl.reversed()))
+    if collective in ("all_gather", "all_reduce"):
+        stages[INTER].append((M - 1, ib))
+        stages[INTRA].append((nvl_steps, nvl))
+    return stages, True
+
+
+def hierarchical_time(topo: GpuCluster, collective: str, V: float, intra: str = "ring") -> float:
+    return _time(hierarchical_stages(topo, collective, intra), V)
+
+
+def applies(topo) -> bool:
+    """The tier closed forms hold on ``topo``: a GPU cluster whose links are the ones its
+    figures make (not one with some ranks' links slowed, ``book.scaling.slowed``)."""
+    return isinstance(topo, GpuCluster) and not topo.__dict__.get("slowdown")
+
+
+def ring_stages(topo: GpuCluster, axes: tuple[int, ...], collective: str) -> tuple[dict, bool]:
+    """``ring`` on a GPU cluster over ``axes`` (its mesh axes: (0, 1) every GPU, (0,) the
+    node axis, (1,) the gpu axis)."""
+    if tuple(axes) == (0, 1):
+        return channel_ring_stages(topo, collective)
+    if tuple(axes) == (0,):
+        return node_axis_ring_stages(topo, collective)
+    return gpu_axis_ring_stages(topo, collective)
+
+
+def ring_time(topo: GpuCluster, axes: tuple[int, ...], collective: str, V: float) -> float:
+    return _time(ring_stages(topo, axes, collective), V)
+
+
+@lru_cache(maxsize=16)       # a sweep asks once per size
+def rail_exchange_step(topo: GpuCluster, frac: float) -> StepForm:
+    """One step in which GPU g of every node sends ``frac`` of V to GPU g of every other
+    node (the second stage of the hierarchical all-to-all). Every GPU's NIC carries
+    ``(M - 1) frac`` each way; a leaf's uplink ``GPUs on the leaf x nodes outside its
+    Scalable Unit x frac``, a pod's ``GPUs in the pod x nodes outside it x frac``. The
+    transfers of one kind of route (inside a leaf, through a spine, through the core)
+    share a latency, so each kind's slowest is its most loaded link."""
+    F = _Fabric(topo)
+    M, G, R, S = F.M, F.G, F.R, F.S
+    if M == 1:
+        return _form()
+    t, W, lam = topo, topo.nic_bandwidth, topo.nic_latency
+    per_su = np.minimum(t.nodes_per_su, M - np.arange(S) * t.nodes_per_su)       # nodes in each SU
+    per_rail = np.bincount(np.arange(G) % R, minlength=R)
+    on_leaf = (per_su[:, None] * per_rail[None, :]).ravel()
+    leaving = np.repeat(M - per_su, R)                   # nodes outside each leaf's SU
+    u_leaf = on_leaf * leaving * frac / F.leaf_cap       # up = down: every pair both ways
+    u_nic = (M - 1) * frac / W
+    links = {("nic", "up"): u_nic, ("nic", "down"): u_nic, ("leaf", "up"): u_leaf, ("leaf", "down"): u_leaf}
+    lat, unit = [], []
+    if per_su.max() > 1:                                 # two nodes of one SU: inside the leaf
+        lat.append(2 * lam)
+        unit.append(u_nic)
+    sus_in_pod = np.bincount(np.arange(S) // t.sus_per_pod, minlength=F.pods)
+    pod_of_su = np.arange(S) // t.sus_per_pod
+    shared = np.repeat(sus_in_pod[pod_of_su] > 1, R)     # leaves with another SU in their pod
+    if shared.any():
+        lat.append(4 * lam)
+        unit.append(max(u_nic, float(u_leaf[shared].max())))
+    if F.pods > 1:
+        per_pod = np.bincount(pod_of_su, weights=per_su, minlength=F.pods)
+        u_spine = G * per_pod * (M - per_pod) * frac / F.core_cap
+        links[("spine", "up")], links[("spine", "down")] = u_spine, u_spine
+        lat.append(6 * lam)
+        unit.append(max(u_nic, float(u_leaf.max()), float(u_spine.max())))
+    lat, unit = _pairs(lat, unit)
+    return StepForm(lat, unit, links)
+
+
+def hierarchical_all_to_all_stages(topo: GpuCluster) -> tuple[dict, bool]:
+    """``hierarchical`` all-to-all over every GPU, V the sum of every rank's buffer:
+    inside each node every GPU sends ``M V / n^2`` to each of its G - 1 peers, then
+    every GPU sends ``G V / n^2`` to its twin in each other node; both one step,
+    streaming (:func:`~collectives_lib.builders.hierarchical.hierarchical_all_to_all`)."""
+    M, G = topo.num_nodes, topo.gpus_per_node
+    n = M * G
+    inner = node_ring_step(topo, M / n**2, peers=G - 1)
+    outer = rail_exchange_step(topo, G / n**2)
+    return {INTRA: [(1 if G > 1 else 0, inner)], INTER: [(1 if M > 1 else 0, outer)]}, True
+
+
+def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
+    return _time(hierarchical_all_to_all_stages(topo), V)
