@@ -362,6 +362,7 @@ class _Timer:
         self.fits: dict = {}
         self.axes: dict = {}
         self.topos: dict = {}
+        self.written: dict = {}     # groups (or ("pairs", pairs)) as written -> their fit (pairs)
 
     def rows(self, module: HloModule) -> tuple[HloRow, ...]:
         """Every collective's row: the questions first (topology and axes of each), then
@@ -379,13 +380,22 @@ class _Timer:
         return tuple(self.row(c, plan) for c, plan in zip(module, plans))
 
     def plan(self, c: HloCollective):
+        """What to ask for ``c``: its groups (or pairs) as written are mapped to ranks and
+        fitted to axes once for all the collectives that write the same."""
         if c.kind == "collective_permute":
-            pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs if s != t)
+            pairs = self.written.get(("pairs", c.source_target_pairs))
+            if pairs is None:
+                pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs
+                              if s != t)
+                self.written[("pairs", c.source_target_pairs)] = pairs
             return ("permute", pairs, c.nbytes)
-        groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
-        if groups not in self.fits:
-            self.fits[groups] = self._fit(groups, c)
-        topo, axes_t = self.fits[groups]
+        fit = self.written.get(c.replica_groups)
+        if fit is None:
+            groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
+            if groups not in self.fits:
+                self.fits[groups] = self._fit(groups, c)
+            fit = self.written[c.replica_groups] = self.fits[groups]
+        topo, axes_t = fit
         if not axes_t:
             return ("nothing",)
         self.topos[id(topo)] = topo
