@@ -33,7 +33,7 @@ import numpy as np
 
 from . import checks
 from .errors import CollectivesError
-from .frozen import make
+from .bulk import make
 from .builders import group_for
 from .collective import Collective, collective as as_collective
 from .topology import GpuCluster, Switch, Topology, Torus, TpuSystem

@@ -40,7 +40,7 @@ from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .estimates import Alternative, IdealEstimate
-from .frozen import make
+from .bulk import make
 from .schedule import Schedule
 from .simulate import simulate_sizes
 from .topology import Topology, Torus, TpuSlice, TpuSystem
@@ -275,7 +275,7 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
 
 def _answer(coll, topology, best: Candidate, cands, times, k: int, i: int, size: int, reason: str, bounds,
             dtype: str, element_size: int, overhead: float, placement) -> IdealEstimate:
-    # (made by :func:`~collectives_lib.frozen.make`: a sweep makes one per size)
+    # (made by :func:`~collectives_lib.bulk.make`: a sweep makes one per size)
     t = times[k][i]
     lat = min(best.latency, t)
     if best.schedule is not None:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bulk import paused_gc
 from ..errors import CollectivesError
 from ..models import MODELS, Estimate, default_model, sweep
 from ..topology import Topology
@@ -249,11 +250,16 @@ class HloTiming:
         head = ["name", "kind", "operands", "dtype", "bytes", "groups", "mesh axes",
                 "algorithm", "time", "bound", "times"]
         out = [head]
+        groups: dict = {}            # (kind, groups or pairs) -> their text: a module repeats a few
         for r in self.rows:
             c, e = r.collective, r.estimate
             axes = "-" if r.mesh_axes is None else (",".join(r.mesh_axes) or "(one device)")
+            key = (c.kind, c.replica_groups, c.source_target_pairs)
+            text = groups.get(key)
+            if text is None:
+                text = groups[key] = c.groups_text().replace(" x ", "x")
             out.append([c.name, c.kind, ", ".join(map(str, c.operands)), c.dtype,
-                        format_bytes(c.nbytes), c.groups_text().replace(" x ", "x"), axes,
+                        format_bytes(c.nbytes), text, axes,
                         "-" if e is None else e.label,
                         "-" if e is None else format_time(e.time),
                         "-" if e is None else format_time(e.bound.time),
@@ -279,9 +285,14 @@ class HloTiming:
         return "\n".join(lines)
 
     def __str__(self) -> str:
+        with paused_gc():
+            return self._text()
+
+    def _text(self) -> str:
         rows = self.table()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        widths = [max(map(len, column)) for column in zip(*rows)]
+        line = "  ".join(f"{{:<{w}}}" for w in widths).format     # each column left-aligned
+        lines = [line(*r).rstrip() for r in rows]
         model = ("NCCL's model" if self.model == "nccl" else "the ideal link model")
         head = (f"{self.module.name}: {len(self.rows)} collectives on {self.topology!r}, "
                 f"{model}")
@@ -291,6 +302,10 @@ class HloTiming:
         return "\n".join([head] + lines + [total] + notes + list(self.module.notes))
 
     def as_dict(self) -> dict:
+        with paused_gc():
+            return self._dict()
+
+    def _dict(self) -> dict:
         return {"module": self.module.name, "num_devices": self.module.num_devices,
                 "topology": repr(self.topology), "model": self.model, "mesh": self.mesh,
                 "devices": None if self.devices is None else list(self.devices),
@@ -346,7 +361,8 @@ def time_hlo(module, topology: Topology, *, mesh=None, devices=None, model: str 
     used = default_model(topology) if model is None else str(model).strip().lower()
     ranks = _check_devices(devices, module.num_devices)
     timer = _Timer(topology, mesh_dict, ranks, model, algorithm)
-    rows = timer.rows(module)
+    with paused_gc():          # an answer per collective: many objects, in no cycle
+        rows = timer.rows(module)
     return HloTiming(module, topology, used, mesh_dict, rows,
                      None if ranks is None else tuple(int(r) for r in ranks))
 

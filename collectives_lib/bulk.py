@@ -1,12 +1,17 @@
-"""Frozen dataclasses made by the ten thousand (an answer per size of a sweep, a record
-and a row per collective of a module): :func:`make` is the class's own constructor
-without its cost.
+"""Values made by the ten thousand (an answer per size of a sweep, a record and a row
+per collective of a module), made cheaply: :func:`make` is a frozen dataclass's own
+constructor without its cost, and :func:`paused_gc` holds the cyclic garbage collector
+while a large structure without cycles is built.
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, about
 0.4 µs a field: 10 µs for an answer of 22 fields, as long as the rest of the answer.
 :func:`make` stores the same values in the instance's ``__dict__`` at once, which is all
 that ``__init__`` does for a class without ``__post_init__`` or ``InitVar`` fields, so
 the instance is the same (equal, same hash, same ``repr``).
+
+Python's collector runs every 700 new container objects and, now and then, walks every
+object the process holds: reading a module of 20,000 collectives and timing them made
+about a million objects, none of them in a cycle, and the walks took a third of the time.
 
 >>> from collectives_lib.bounds import Bound
 >>> values = dict(time=2.0, bandwidth_time=2.0, bandwidth_reason="the links",
@@ -17,14 +22,35 @@ True
 Traceback (most recent call last):
 ...
 TypeError: make(Bound, ...) needs every field: missing bandwidth_reason, bandwidth_time, in_network, latency_reason, latency_time
+>>> import gc
+>>> with paused_gc():
+...     gc.isenabled()
+False
+>>> gc.isenabled()
+True
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import gc
 
-__all__ = ["make"]
+__all__ = ["make", "paused_gc"]
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """The cyclic garbage collector held for the block (as it was after: a caller that
+    turned it off keeps it off). Reference counting still frees what the block drops."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @functools.lru_cache(maxsize=None)
