@@ -188,11 +188,13 @@ class HloRow:
     @property
     def time(self) -> float:
         """Seconds one run of the program spends in it (0 when not timed)."""
-        return 0.0 if self.estimate is None else self.estimate.time * self.repeats
+        e, n = self.estimate, self.collective.repeats        # (summed over 20,000 rows: no
+        return 0.0 if e is None else e.time * (1 if n is None else n)   # property inside)
 
     @property
     def bound(self) -> float:
-        return 0.0 if self.estimate is None else self.estimate.bound.time * self.repeats
+        e, n = self.estimate, self.collective.repeats
+        return 0.0 if e is None else e.bound.time * (1 if n is None else n)
 
     def as_dict(self) -> dict:
         c, e = self.collective, self.estimate
@@ -238,7 +240,8 @@ class HloTiming:
 
     @property
     def total_bytes(self) -> int:
-        return sum(r.collective.nbytes * r.repeats for r in self.rows)
+        return sum(r.collective.nbytes * (1 if r.collective.repeats is None else r.collective.repeats)
+                   for r in self.rows)
 
     @property
     def overlapped(self) -> float:
