@@ -182,3 +182,22 @@ def test_one_pass_bracket_split_is_match_and_split_top():
         assert hlo_text._bracketed(text, 0) == (end, hlo_text.split_top(text[1:end - 1])), text
         checked += 1
     assert checked > 1000
+
+
+def test_typed_operands_read_at_once_are_the_bracket_split():
+    rng = random.Random(11)
+    shapes = ["f32[1025]{0}", "bf16[2,3]{1,0}", "s32[]", "f32[4,4]{1,0:T(8,128)}", "u8[7]", "pred[2]{0}",
+              "(f32[2]{0}, s32[])", ""]
+    checked = 0
+    for _ in range(3000):
+        ops = [f"{rng.choice(shapes)}{rng.choice([' ', '  '])}%{rng.choice(['p', 'a.1', 'x-2'])}".strip()
+               for _ in range(rng.randint(1, 4))]
+        inner = rng.choice([", ", ",", " , "]).join(ops)
+        rest = f"f32[8]{{0}} all-reduce({rng.choice(['', ' '])}{inner}), channel_id=1, to_apply=%add"
+        shape, operands, attrs = hlo_text._parse_rest(rest)
+        open_at = rest.index("(")
+        end = hlo_text.match(rest, open_at)
+        assert operands == hlo_text.split_top(rest[open_at + 1:end - 1]), rest
+        assert shape == "f32[8]{0}" and attrs == {"channel_id": "1", "to_apply": "%add"}
+        checked += hlo_text._OPERANDS.match(rest, open_at) is not None
+    assert checked > 300                      # the one-regex path was taken, and agreed

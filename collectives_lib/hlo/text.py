@@ -216,6 +216,11 @@ HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 LINE = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*(\S.*?\s([a-z][a-z0-9\-]*)\(.*)$")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
 _OPCODE_AT = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
+# operands as XLA prints them after optimization, each with its shape (a plain layout):
+# the commas between them are the only ones outside brackets
+_OPERAND_TEXT = r"(?:[a-z][a-z0-9]*\[[\d,]*\](?:\{[\d,]*\})?\s+)?%[\w.\-]+"
+_OPERAND = re.compile(_OPERAND_TEXT)
+_OPERANDS = re.compile(rf"\(\s*({_OPERAND_TEXT}(?:\s*,\s*{_OPERAND_TEXT})*)\s*\)")
 COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\b.*\{\s*$")
 _CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_computation)="
                      r"%?([\w.\-]+)")
@@ -314,7 +319,11 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
         end = close + 1                          # plain operands: %a, %b
         operands = [o.strip() for o in inner.split(",") if o.strip()]
     else:
-        end, operands = _bracketed(rest, start)
+        plain = _OPERANDS.match(rest, start)
+        if plain:                                # typed operands: f32[2,3]{1,0} %a, f32[4] %b
+            end, operands = plain.end(), _OPERAND.findall(plain.group(1))
+        else:
+            end, operands = _bracketed(rest, start)
     text = rest[end:]
     heavy = _HEAVY.search(text)
     cut = heavy.start() if heavy else len(text)
