@@ -43,7 +43,8 @@ __all__ = ["make", "paused_gc"]
 @contextlib.contextmanager
 def paused_gc():
     """The cyclic garbage collector held for the block (as it was after: a caller that
-    turned it off keeps it off). Reference counting still frees what the block drops."""
+    turned it off keeps it off). Reference counting still frees what the block drops;
+    the hold is the process's, so other threads' cycles wait for the block too."""
     was = gc.isenabled()
     gc.disable()
     try:
