@@ -127,8 +127,8 @@ def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str
     if binary:
         return _scaled(nbytes, digits, _BINARY, "B")
     if math.isfinite(nbytes):
-        nbytes = float(f"{nbytes:.{digits}g}")    # 999.99... MB/s is 1 GB/s, not '1e3 MB/s'
-        return _rounded(nbytes, digits, _DECIMAL, "B")
+        nbytes = float(format(nbytes, _G.get(digits) or f".{digits}g"))   # 999.99... MB/s is 1 GB/s
+        return _rounded(nbytes, digits, "B")
     return _scaled(nbytes, digits, _DECIMAL, "B")
 
 
@@ -144,11 +144,15 @@ def _scaled(value: float, digits: int, units, last: str) -> str:
     return f"{_sig(value / 1e-9 if last == 'ns' else value, digits)} {last}"
 
 
+_G = {3: ".3g"}
+_UNITS = {"B": _DECIMAL, "ns": _SECONDS}
+
+
 @functools.lru_cache(maxsize=8192)
-def _rounded(value: float, digits: int, units, last: str) -> str:
+def _rounded(value: float, digits: int, last: str) -> str:
     # (a value rounded to ``digits`` figures: a table of ten thousand times prints
     # a few hundred distinct ones)
-    return _scaled(value, digits, units, last)
+    return _scaled(value, digits, _UNITS[last], last)
 
 
 def format_time(seconds: float, *, digits: int = 3) -> str:
@@ -157,10 +161,10 @@ def format_time(seconds: float, *, digits: int = 3) -> str:
     if seconds == 0:
         return "0 s"
     if math.isfinite(seconds):
-        seconds = float(f"{seconds:.{digits}g}")    # 999.99... µs is 1 ms, not '1e3 µs'
+        seconds = float(format(seconds, _G.get(digits) or f".{digits}g"))   # 999.99... µs is 1 ms
         if abs(seconds) >= 1000:                    # not '1.1e3 s'
             return f"{seconds:,.0f} s"
-        return _rounded(seconds, digits, _SECONDS, "ns")
+        return _rounded(seconds, digits, "ns")
     return _scaled(seconds, digits, _SECONDS, "ns")
 
 

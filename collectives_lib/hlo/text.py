@@ -216,6 +216,7 @@ HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 LINE = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*(\S.*?\s([a-z][a-z0-9\-]*)\(.*)$")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
 _OPCODE_AT = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
+_NESTED = re.compile(r"[(\[{\"']")
 # operands as XLA prints them after optimization, each with its shape (a plain layout):
 # the commas between them are the only ones outside brackets
 _OPERAND_TEXT = r"(?:[a-z][a-z0-9]*\[[\d,]*\](?:\{[\d,]*\})?\s+)?%[\w.\-]+"
@@ -315,7 +316,7 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     start = op.end() - 1
     close = rest.find(")", start)
     inner = rest[start + 1:close]
-    if close > 0 and not any(ch in inner for ch in "([{\"'"):
+    if close > 0 and not _NESTED.search(inner):
         end = close + 1                          # plain operands: %a, %b
         operands = [o.strip() for o in inner.split(",") if o.strip()]
     else:
