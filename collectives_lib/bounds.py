@@ -40,6 +40,7 @@ import numpy as np
 
 from . import checks
 from .errors import CollectivesError
+from .bulk import make
 from .builders import group_for
 from .collective import Collective, collective as as_collective
 from .topology import GpuCluster, MeshView, Switch, Topology, Torus, TpuSystem
@@ -373,18 +374,47 @@ def lower_bounds(collective, topology: Topology, sizes, *, axes=None, root: int 
     bound grows in proportion to the size, the latency bound does not)."""
     if isinstance(sizes, str) or not np.iterable(sizes):
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
-    sizes = [checks.nonnegative(v, "size (bytes)") for v in sizes]
+    sizes = checked_sizes(sizes)
     multipath = checks.flag(multipath, "multipath (a send split over routes through other ranks)")
     one = _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst, network=network,
                        multipath=multipath)
+    return per_size(one, sizes, topology)
+
+
+def unit_bound(collective, topology: Topology, *, axes=None, root: int | None = None,
+               src: int | None = None, dst: int | None = None, network: bool = True,
+               multipath: bool = False) -> Bound:
+    """The lower bound on one byte: :func:`per_size` scales it to every size."""
+    multipath = checks.flag(multipath, "multipath (a send split over routes through other ranks)")
+    return _lower_bound(collective, topology, 1.0, axes=axes, root=root, src=src, dst=dst, network=network,
+                        multipath=multipath)
+
+
+def checked_sizes(sizes) -> list[float]:
+    """``sizes`` as floats >= 0, else an error naming the size."""
+    # whole numbers of bytes below 2**53 are exact floats (the common case, checked at once)
+    if all(type(v) is int and 0 <= v < 1 << 53 for v in sizes):
+        return [float(v) for v in sizes]
+    return [checks.nonnegative(v, "size (bytes)") for v in sizes]
+
+
+def per_size(one: Bound, sizes: list[float], topology: Topology) -> list[Bound]:
+    """The bound of 1 byte, ``one``, at every size of ``sizes`` (floats >= 0): the
+    bandwidth bound grows in proportion to the size, the latency bound does not."""
     with np.errstate(over="ignore", invalid="ignore"):
         worst = one.bandwidth_time * max(sizes, default=0.0) + one.latency_time
     if not np.isfinite(worst):
         raise CollectivesError(f"the lower bound of {max(sizes):g} bytes on {topology!r} overflows a float: "
                                f"its bandwidth or latency is beyond any real link")
-    return [Bound(max(one.bandwidth_time * float(v), one.latency_time), one.bandwidth_time * float(v),
-                  one.bandwidth_reason, one.latency_time, one.latency_reason, one.in_network)
-            for v in sizes]
+    bw1, lat, bw_why, lat_why, net = (one.bandwidth_time, one.latency_time, one.bandwidth_reason,
+                                      one.latency_reason, one.in_network)
+    out = []
+    for v in sizes:
+        bw = bw1 * v
+        out.append(make(Bound, {"time": lat if lat > bw else bw,          # max(bw, lat)
+                                "bandwidth_time": bw, "bandwidth_reason": bw_why, "latency_time": lat,
+                                "latency_reason": lat_why, "in_network": net}))
+    return out
 
 
 def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,

@@ -97,7 +97,8 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
     dt = _dtype(dtype)
     if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
         raise CollectivesError(f"sizes must be a list of sizes in bytes, got {sizes!r}")
-    sizes = [check_nbytes(s) for s in sizes]
+    # (whole numbers of bytes below 2**53, the common case, need no float check)
+    sizes = [s if type(s) is int and 0 < s < 1 << 53 else check_nbytes(s) for s in sizes]
     if not sizes:
         raise CollectivesError("a sweep needs at least one size")
     name = algorithm_name(algorithm)

@@ -262,7 +262,11 @@ class Schedule:
         one rank's buffer times the number of ranks for all-to-all, the size itself
         for every other collective (the buffer of all-reduce, broadcast and reduce,
         the gathered output of all-gather, the unscattered input of reduce-scatter)."""
-        return float(nbytes) * (self.group_size if self.collective.layout == "pairs" else 1)
+        return float(nbytes) * self._array_ranks
+
+    @cached_property
+    def _array_ranks(self) -> int:
+        return self.group_size if self.collective.layout == "pairs" else 1
 
     def split(self, nbytes: int, element_size: int = 4) -> "Split":
         """How ``nbytes`` splits into whole elements over the schedule's slots.
@@ -281,6 +285,17 @@ class Schedule:
         slots = self.num_slots
         return Split(nbytes, elements, element_size, slots, -(-elements // slots),
                      elements // slots, dropped)
+
+    def split_note(self, nbytes: int, element_size: int = 4) -> str:
+        """``split(nbytes, element_size).note()``: an even split (the usual case, and
+        an empty note) is known without making the :class:`Split`."""
+        nbytes = self.check_size(nbytes)
+        element_size = int(element_size)
+        array = int(self.array_bytes(nbytes))
+        if array % element_size == 0 and (self.weights is not None
+                                          or array // element_size % self.num_slots == 0):
+            return ""
+        return self.split(nbytes, element_size).note()
 
     def round_size(self, nbytes: float, element_size: int = 4) -> int:
         """The largest size <= nbytes that splits into equal slots of whole elements

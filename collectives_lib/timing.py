@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bounds import lower_bounds
+from .bounds import checked_sizes, per_size, unit_bound
 from .builders import (Group, applicable, build_group, closed_form_for, entries, group_for,
                        group_reasons, steps_estimate, too_large)
 from .builders.rings import axis_kind
 from .collective import Collective, collective as as_collective
 from .errors import CollectivesError
 from .estimates import Alternative, IdealEstimate
+from .bulk import make
 from .schedule import Schedule
 from .simulate import simulate_sizes
 from .topology import Topology, Torus, TpuSlice, TpuSystem
@@ -235,15 +236,22 @@ def bound_kinds(coll: Collective, topology: Topology, sizes, *, axes, options, e
     cut between its two ranks, one on the network's route to that route (:func:`bound_key`)."""
     ranks = {k: options[k] for k in coll.endpoint_options if options.get(k) is not None
              and not np.iterable(options[k])}
-    moved = _bound_sizes(sizes, element_size)
-    plain = lower_bounds(coll, topology, moved, axes=axes, network=False, **ranks)
-    network = lower_bounds(coll, topology, moved, axes=axes, network=True, **ranks)
-    apart = [n if n.bandwidth_time < p.bandwidth_time * (1 - 1e-12) else None for p, n in zip(plain, network)]
-    out = {False: (plain, apart), True: (network, [None] * len(network))}
+    moved = checked_sizes(_bound_sizes(sizes, element_size))
+    one_plain = unit_bound(coll, topology, axes=axes, network=False, **ranks)
+    plain = per_size(one_plain, moved, topology)
+    one_network = unit_bound(coll, topology, axes=axes, network=True, **ranks)
+    kinds = _Kinds(one_network, moved, topology)
+    if one_network.bandwidth_time >= one_plain.bandwidth_time:
+        # then at no size is the network's bound the lower: none is shown apart
+        kinds[False] = (plain, [None] * len(plain))
+    else:
+        network = kinds[True][0]
+        kinds[False] = (plain, [n if n.bandwidth_time < p.bandwidth_time * (1 - 1e-12) else None
+                                for p, n in zip(plain, network)])
     if coll is Collective.SEND:
-        split = lower_bounds(coll, topology, moved, axes=axes, multipath=True, **ranks)
-        out["multipath"] = (split, [None] * len(split))
-    return out
+        split = per_size(unit_bound(coll, topology, axes=axes, multipath=True, **ranks), moved, topology)
+        kinds["multipath"] = (split, [None] * len(split))
+    return kinds
 
 
 def bound_key(coll: Collective, algorithm: str, in_network: bool, options) -> bool | str:
@@ -253,6 +261,22 @@ def bound_key(coll: Collective, algorithm: str, in_network: bool, options) -> bo
                                     or options.get("paths", "shortest") not in ("shortest", 1)):
         return "multipath"
     return in_network
+
+
+class _Kinds(dict):
+    """:func:`bound_kinds`' answer: the in-network bounds (``True``) made when first asked."""
+
+    def __init__(self, one, sizes, topology):
+        super().__init__()
+        self._args = (one, sizes, topology)
+        per_size(one, [max(sizes, default=0.0)], topology)    # refuses an overflow now
+
+    def __missing__(self, key):
+        if key is not True and key != 1:
+            raise KeyError(key)
+        network = per_size(*self._args)
+        self[True] = (network, [None] * len(network))
+        return self[True]
 
 
 def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axes=None, options=None,
@@ -277,33 +301,39 @@ def sweep(collective, topology: Topology, sizes, algorithm: str = "auto", *, axe
         missing = sorted(set(rule.names) - {c.algorithm for c in cands})
         reason += f"; not timed, too large to build here: {', '.join(missing)}"
     bounds = bound_kinds(coll, topology, sizes, axes=axes, options=options, element_size=element_size)
+    times = [c.times.tolist() for c in cands]        # (what Candidate.time(i) reads, as floats)
+    which = range(len(cands))
     out = []
     for i, size in enumerate(sizes):
-        best = min(cands, key=lambda c: c.time(i))     # ties: the rule's order, which min keeps
-        kind = bound_key(coll, best.algorithm, best.in_network, options)
-        out.append(_answer(coll, topology, best, cands, i, int(size), reason, bounds[kind],
-                           dtype, element_size, overhead, placement))
+        # ties: the rule's order, which min keeps
+        k = min(which, key=lambda j: times[j][i]) if len(cands) > 1 else 0
+        kind = bound_key(coll, cands[k].algorithm, cands[k].in_network, options)
+        out.append(_answer(coll, topology, cands[k], cands, times, k, i, int(size), reason,
+                           bounds[kind], dtype, element_size, overhead, placement))
     return out
 
 
-def _answer(coll, topology, best: Candidate, cands, i: int, size: int, reason: str, bounds,
+def _answer(coll, topology, best: Candidate, cands, times, k: int, i: int, size: int, reason: str, bounds,
             dtype: str, element_size: int, overhead: float, placement) -> IdealEstimate:
-    t = best.time(i)
+    # (made by :func:`~collectives_lib.bulk.make`: a sweep makes one per size)
+    t = times[k][i]
     lat = min(best.latency, t)
     if best.schedule is not None:
-        note = best.schedule.split(size, element_size).note()
+        note = best.schedule.split_note(size, element_size)
     else:
         note = f"timed by its closed form: {best.why_formula}"
-    alternatives = tuple(sorted((Alternative(c.algorithm, c.time(i), how=c.how) for c in cands if c is not best),
-                                key=lambda a: a.time))
+    alternatives = tuple(sorted((make(Alternative, {"algorithm": c.algorithm, "time": times[j][i],
+                                                    "protocol": None, "tuner_time": None, "how": c.how})
+                                 for j, c in enumerate(cands) if c is not best), key=lambda a: a.time))
     plain, apart = bounds
-    return IdealEstimate(
-        collective=coll, topology=topology, algorithm=best.algorithm, model="ideal", nbytes=size,
-        dtype=dtype, time=t, latency_time=lat, bandwidth_time=t - lat, group_size=best.group.n,
-        num_groups=best.num_groups, reason=reason, bound=plain[i], network_bound=apart[i], note=note,
-        alternatives=alternatives, num_steps=best.num_steps, how=best.how, schedule=best.schedule,
-        overhead=overhead, placement=placement, element_size=element_size,
-        formula_bottleneck=(best.busiest[i] or "") if best.busiest else "")
+    return make(IdealEstimate, {
+        "collective": coll, "topology": topology, "algorithm": best.algorithm, "model": "ideal",
+        "nbytes": size, "dtype": dtype, "time": t, "latency_time": lat, "bandwidth_time": t - lat,
+        "group_size": best.group.n, "num_groups": best.num_groups, "reason": reason,
+        "bound": plain[i], "network_bound": apart[i], "note": note, "alternatives": alternatives,
+        "num_steps": best.num_steps, "how": best.how, "schedule": best.schedule,
+        "overhead": overhead, "placement": placement, "element_size": element_size,
+        "formula_bottleneck": (best.busiest[i] or "") if best.busiest else ""})
 
 
 def choose(collective, topology: Topology, nbytes: int, *, axes=None, options=None) -> tuple[str, str]:

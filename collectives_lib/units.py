@@ -9,6 +9,7 @@ that is bits in network units, and a size is bytes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -124,15 +125,34 @@ def _sig(x: float, digits: int = 3) -> str:
 def format_bytes(nbytes: float, *, binary: bool = False, digits: int = 3) -> str:
     """``format_bytes(14e9) == '14 GB'``; ``binary=True`` uses KiB, MiB, GiB."""
     if binary:
-        units = [("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)]
-    else:
-        units = [("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
-    if not binary and math.isfinite(nbytes):
-        nbytes = float(f"{nbytes:.{digits}g}")    # 999.99... MB/s is 1 GB/s, not '1e3 MB/s'
+        return _scaled(nbytes, digits, _BINARY, "B")
+    if math.isfinite(nbytes):
+        nbytes = float(format(nbytes, _G.get(digits) or f".{digits}g"))   # 999.99... MB/s is 1 GB/s
+        return _rounded(nbytes, digits, "B")
+    return _scaled(nbytes, digits, _DECIMAL, "B")
+
+
+_BINARY = (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB))
+_DECIMAL = (("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB))
+_SECONDS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
+def _scaled(value: float, digits: int, units, last: str) -> str:
     for name, scale in units:
-        if abs(nbytes) >= scale:
-            return f"{_sig(nbytes / scale, digits)} {name}"
-    return f"{_sig(nbytes, digits)} B"
+        if abs(value) >= scale:
+            return f"{_sig(value / scale, digits)} {name}"
+    return f"{_sig(value / 1e-9 if last == 'ns' else value, digits)} {last}"
+
+
+_G = {3: ".3g"}
+_UNITS = {"B": _DECIMAL, "ns": _SECONDS}
+
+
+@functools.lru_cache(maxsize=8192)
+def _rounded(value: float, digits: int, last: str) -> str:
+    # (a value rounded to ``digits`` figures: a table of ten thousand times prints
+    # a few hundred distinct ones)
+    return _scaled(value, digits, _UNITS[last], last)
 
 
 def format_time(seconds: float, *, digits: int = 3) -> str:
@@ -141,13 +161,11 @@ def format_time(seconds: float, *, digits: int = 3) -> str:
     if seconds == 0:
         return "0 s"
     if math.isfinite(seconds):
-        seconds = float(f"{seconds:.{digits}g}")    # 999.99... µs is 1 ms, not '1e3 µs'
+        seconds = float(format(seconds, _G.get(digits) or f".{digits}g"))   # 999.99... µs is 1 ms
         if abs(seconds) >= 1000:                    # not '1.1e3 s'
             return f"{seconds:,.0f} s"
-    for name, scale in [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)]:
-        if abs(seconds) >= scale:
-            return f"{_sig(seconds / scale, digits)} {name}"
-    return f"{_sig(seconds / 1e-9, digits)} ns"
+        return _rounded(seconds, digits, "ns")
+    return _scaled(seconds, digits, _SECONDS, "ns")
 
 
 def format_rate(bytes_per_second: float, *, digits: int = 3) -> str:

@@ -21,6 +21,7 @@ Introduced in the chapter *A first look*; the CLI verb ``algorithms`` prints it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -49,7 +50,7 @@ class Group:
 
     @property
     def n(self) -> int:
-        return int(np.prod(self.shape))
+        return int(math.prod(self.shape))
 
     @property
     def root(self) -> int:

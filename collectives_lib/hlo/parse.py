@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CollectivesError
+from ..bulk import make, paused_gc
 from . import fold
 from .ops import UNSUPPORTED, family, operand_shapes, shape_of
 from .groups import MAX_DEVICES, expand_groups, expand_pairs, groups as parse_groups, pairs as parse_pairs
@@ -185,6 +186,11 @@ def parse_hlo(text) -> HloModule:
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise CollectivesError(f"parse_hlo takes HLO text (a str), got {type(text).__name__}")
+    with paused_gc():          # a module of many instructions is many objects, in no cycle
+        return _parse(text)
+
+
+def _parse(text: str) -> HloModule:
     module = read_module(text)
     partitions, replicas = _devices(module)
     try:
@@ -300,13 +306,16 @@ def _record(ctx: Context, target: Instr, name, opcode, line, computation, result
         groups = _groups(attrs.get("replica_groups", "{}"), mode, P, R)
         check_shapes(base, operands, results, dimension, len(groups[0]))
     to_apply, reduction = _reduction(attrs, base, ctx.module)
-    return HloCollective(
-        kind=KINDS[base], name=name, opcode=opcode, operands=tuple(operands),
-        results=tuple(results), dimension=dimension, replica_groups=groups,
-        source_target_pairs=pairs, channel_id=channel_id,
-        use_global_device_ids=attrs.get("use_global_device_ids", "false") == "true",
-        to_apply=to_apply, reduction=reduction, computation=computation,
-        repeats=ctx.repeats.get(computation, 0), num_devices=P * R, line=line, **extra)
+    fields = {
+        "kind": KINDS[base], "name": name, "opcode": opcode, "operands": tuple(operands),
+        "results": tuple(results), "dimension": dimension, "replica_groups": groups,
+        "source_target_pairs": pairs, "channel_id": channel_id,
+        "use_global_device_ids": attrs.get("use_global_device_ids", "false") == "true",
+        "to_apply": to_apply, "reduction": reduction, "computation": computation,
+        "repeats": ctx.repeats.get(computation, 0), "num_devices": P * R, "line": line,
+        "folded": (), "overlaps": (), "note": ""}
+    fields.update(extra)
+    return make(HloCollective, fields)      # HloCollective(**fields), made by the ten thousand
 
 
 def _mode(attrs, base) -> tuple[int | None, str]:

@@ -120,6 +120,35 @@ def split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _bracketed(text: str, i: int) -> tuple[int, list[str]]:
+    """``(match(text, i), split_top(text[i + 1:match(text, i) - 1]))`` in one pass: the
+    end of the bracket opened at ``text[i]`` and what it holds, split at its commas."""
+    parts, depth, quote, start, skip = [], 0, None, i + 1, -1
+    for m in _SPECIAL.finditer(text, i):
+        j = m.start()
+        if j <= skip:
+            continue
+        ch = text[j]
+        if quote:
+            if ch == "\\":
+                skip = j + 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:j])
+                return j + 1, [p.strip() for p in parts if p.strip()]
+        elif ch == "," and depth == 1:
+            parts.append(text[start:j])
+            start = j + 1
+    raise Bad(f"unbalanced {text[i]!r} in {clip(text[i:])!r}")
+
+
 def clip(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
@@ -185,6 +214,13 @@ HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 # the same, with the opcode: the first lowercase word followed by "(" after a space
 LINE = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*(\S.*?\s([a-z][a-z0-9\-]*)\(.*)$")
 OPCODE = re.compile(r"\s([a-z][a-z0-9\-]*)\(")
+_OPCODE_AT = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
+_NESTED = re.compile(r"[(\[{\"']")
+# operands as XLA prints them after optimization, each with its shape (a plain layout):
+# the commas between them are the only ones outside brackets
+_OPERAND_TEXT = r"(?:[a-z][a-z0-9]*\[[\d,]*\](?:\{[\d,]*\})?\s+)?%[\w.\-]+"
+_OPERAND = re.compile(_OPERAND_TEXT)
+_OPERANDS = re.compile(rf"\(\s*({_OPERAND_TEXT}(?:\s*,\s*{_OPERAND_TEXT})*)\s*\)")
 COMPUTATION = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\b.*\{\s*$")
 _CALLEE = re.compile(r"\b(calls|body|condition|to_apply|true_computation|false_computation)="
                      r"%?([\w.\-]+)")
@@ -244,25 +280,19 @@ _HEAVY = re.compile(r", (?:metadata=\{|backend_config=|frontend_attributes=\{|st
 
 
 # One attribute in the forms XLA prints (a fast path: anything else is split by brackets)
-_ATTR = re.compile(r"""\s*([A-Za-z_][\w.]*)=(
+_ATTR = re.compile(r"""(\s*([A-Za-z_][\w.]*)=(
       \{[^{}"']*(?:\{[^{}"']*\}[^{}"']*)*\}                 # {..} with one level inside
     | \[[\d,]*\](?:<=\[[\d,]*\](?:T\([\d,]*\))?)?         # [2,4]<=[8]T(1,0)
     | "[^"\\]*"                                          # a plain quoted string
     | [^,{}\[\]()"'=\s]+                                # a word, a number, %name
-    )\s*(?:,|$)""", re.VERBOSE)
+    )\s*(?:,|$))""", re.VERBOSE)
 
 
 def _split_attrs(text: str, previous: str | None) -> dict[str, str]:
-    fast: dict[str, str] = {}
-    pos = 0
-    for m in _ATTR.finditer(text):
-        if m.start() != pos:
-            break
-        fast[m.group(1)] = m.group(2).strip()
-        pos = m.end()
-    else:
-        if pos == len(text):
-            return fast
+    found = _ATTR.findall(text)
+    # the matches (in order, never overlapping) are the whole text when their lengths add up
+    if sum(len(whole) for whole, _, _ in found) == len(text):
+        return {key: value.strip() for _, key, value in found}
     attrs: dict[str, str] = {}
     for part in split_top(text):
         key, eq, value = part.partition("=")
@@ -279,18 +309,21 @@ def _split_attrs(text: str, previous: str | None) -> dict[str, str]:
 def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     rest = rest.strip()
     shape, rest = shape_token(rest)
-    op = re.match(r"\s*([a-z][a-z0-9\-]*)\(", rest)
+    op = _OPCODE_AT.match(rest)
     if not op:
         raise Bad(f"no opcode after the shape in {clip(rest)!r}")
     start = op.end() - 1
     close = rest.find(")", start)
     inner = rest[start + 1:close]
-    if close > 0 and not any(ch in inner for ch in "([{\"'"):
+    if close > 0 and not _NESTED.search(inner):
         end = close + 1                          # plain operands: %a, %b
         operands = [o.strip() for o in inner.split(",") if o.strip()]
     else:
-        end = match(rest, start)
-        operands = split_top(rest[start + 1:end - 1])
+        plain = _OPERANDS.match(rest, start)
+        if plain:                                # typed operands: f32[2,3]{1,0} %a, f32[4] %b
+            end, operands = plain.end(), _OPERAND.findall(plain.group(1))
+        else:
+            end, operands = _bracketed(rest, start)
     text = rest[end:]
     heavy = _HEAVY.search(text)
     cut = heavy.start() if heavy else len(text)

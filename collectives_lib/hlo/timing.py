@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bulk import paused_gc
 from ..errors import CollectivesError
 from ..models import MODELS, Estimate, default_model, sweep
 from ..topology import Topology
@@ -187,11 +188,13 @@ class HloRow:
     @property
     def time(self) -> float:
         """Seconds one run of the program spends in it (0 when not timed)."""
-        return 0.0 if self.estimate is None else self.estimate.time * self.repeats
+        e, n = self.estimate, self.collective.repeats        # (summed over 20,000 rows: no
+        return 0.0 if e is None else e.time * (1 if n is None else n)   # property inside)
 
     @property
     def bound(self) -> float:
-        return 0.0 if self.estimate is None else self.estimate.bound.time * self.repeats
+        e, n = self.estimate, self.collective.repeats
+        return 0.0 if e is None else e.bound.time * (1 if n is None else n)
 
     def as_dict(self) -> dict:
         c, e = self.collective, self.estimate
@@ -237,7 +240,8 @@ class HloTiming:
 
     @property
     def total_bytes(self) -> int:
-        return sum(r.collective.nbytes * r.repeats for r in self.rows)
+        return sum(r.collective.nbytes * (1 if r.collective.repeats is None else r.collective.repeats)
+                   for r in self.rows)
 
     @property
     def overlapped(self) -> float:
@@ -249,11 +253,16 @@ class HloTiming:
         head = ["name", "kind", "operands", "dtype", "bytes", "groups", "mesh axes",
                 "algorithm", "time", "bound", "times"]
         out = [head]
+        groups: dict = {}            # (kind, groups or pairs) -> their text: a module repeats a few
         for r in self.rows:
             c, e = r.collective, r.estimate
             axes = "-" if r.mesh_axes is None else (",".join(r.mesh_axes) or "(one device)")
+            key = (c.kind, c.replica_groups, c.source_target_pairs)
+            text = groups.get(key)
+            if text is None:
+                text = groups[key] = c.groups_text().replace(" x ", "x")
             out.append([c.name, c.kind, ", ".join(map(str, c.operands)), c.dtype,
-                        format_bytes(c.nbytes), c.groups_text().replace(" x ", "x"), axes,
+                        format_bytes(c.nbytes), text, axes,
                         "-" if e is None else e.label,
                         "-" if e is None else format_time(e.time),
                         "-" if e is None else format_time(e.bound.time),
@@ -279,9 +288,14 @@ class HloTiming:
         return "\n".join(lines)
 
     def __str__(self) -> str:
+        with paused_gc():
+            return self._text()
+
+    def _text(self) -> str:
         rows = self.table()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+        widths = [max(map(len, column)) for column in zip(*rows)]
+        line = "  ".join(f"{{:<{w}}}" for w in widths).format     # each column left-aligned
+        lines = [line(*r).rstrip() for r in rows]
         model = ("NCCL's model" if self.model == "nccl" else "the ideal link model")
         head = (f"{self.module.name}: {len(self.rows)} collectives on {self.topology!r}, "
                 f"{model}")
@@ -291,6 +305,10 @@ class HloTiming:
         return "\n".join([head] + lines + [total] + notes + list(self.module.notes))
 
     def as_dict(self) -> dict:
+        with paused_gc():
+            return self._dict()
+
+    def _dict(self) -> dict:
         return {"module": self.module.name, "num_devices": self.module.num_devices,
                 "topology": repr(self.topology), "model": self.model, "mesh": self.mesh,
                 "devices": None if self.devices is None else list(self.devices),
@@ -346,7 +364,8 @@ def time_hlo(module, topology: Topology, *, mesh=None, devices=None, model: str 
     used = default_model(topology) if model is None else str(model).strip().lower()
     ranks = _check_devices(devices, module.num_devices)
     timer = _Timer(topology, mesh_dict, ranks, model, algorithm)
-    rows = timer.rows(module)
+    with paused_gc():          # an answer per collective: many objects, in no cycle
+        rows = timer.rows(module)
     return HloTiming(module, topology, used, mesh_dict, rows,
                      None if ranks is None else tuple(int(r) for r in ranks))
 
@@ -362,6 +381,7 @@ class _Timer:
         self.fits: dict = {}
         self.axes: dict = {}
         self.topos: dict = {}
+        self.written: dict = {}     # groups (or ("pairs", pairs)) as written -> their fit (pairs)
 
     def rows(self, module: HloModule) -> tuple[HloRow, ...]:
         """Every collective's row: the questions first (topology and axes of each), then
@@ -379,13 +399,22 @@ class _Timer:
         return tuple(self.row(c, plan) for c, plan in zip(module, plans))
 
     def plan(self, c: HloCollective):
+        """What to ask for ``c``: its groups (or pairs) as written are mapped to ranks and
+        fitted to axes once for all the collectives that write the same."""
         if c.kind == "collective_permute":
-            pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs if s != t)
+            pairs = self.written.get(("pairs", c.source_target_pairs))
+            if pairs is None:
+                pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs
+                              if s != t)
+                self.written[("pairs", c.source_target_pairs)] = pairs
             return ("permute", pairs, c.nbytes)
-        groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
-        if groups not in self.fits:
-            self.fits[groups] = self._fit(groups, c)
-        topo, axes_t = self.fits[groups]
+        fit = self.written.get(c.replica_groups)
+        if fit is None:
+            groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
+            if groups not in self.fits:
+                self.fits[groups] = self._fit(groups, c)
+            fit = self.written[c.replica_groups] = self.fits[groups]
+        topo, axes_t = fit
         if not axes_t:
             return ("nothing",)
         self.topos[id(topo)] = topo
