@@ -47,6 +47,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..collective import collective as as_collective
 from ..topology import GpuCluster
 
 #: Link tiers whose loads a step records (the up and down direction of each).
@@ -307,13 +308,18 @@ def busiest_link(topo: GpuCluster, form: tuple[dict, bool], V: float) -> str:
     return f"{what}: busy {format_time(busy)}, {format_bytes(busy * bw)} in all (closed form)"
 
 
+def _runs(collective) -> tuple[bool, bool]:
+    """(reduce-scatter phase, all-gather phase) of a collective these forms time: a
+    reduction runs the reduce-scatter, a collective whose result every rank holds runs
+    the all-gather, and the all-reduce (two passes) runs both."""
+    c = as_collective(collective)
+    return c.reduces, not c.reduces or c.passes == 2
+
+
 def _phases(step: StepForm, count: int, collective: str, ag: str, rs: str) -> dict:
     """A line pattern run as all-gather, reduce-scatter (reversed) or all-reduce (both)."""
-    if collective == "all_gather":
-        return {ag: [(count, step)]}
-    if collective == "reduce_scatter":
-        return {rs: [(count, step.reversed())]}
-    return {rs: [(count, step.reversed())], ag: [(count, step)]}
+    scatter, gather = _runs(collective)
+    return ({rs: [(count, step.reversed())]} if scatter else {}) | ({ag: [(count, step)]} if gather else {})
 
 
 def channel_ring_stages(topo: GpuCluster, collective: str) -> tuple[dict, bool]:
@@ -363,10 +369,11 @@ def hierarchical_stages(topo: GpuCluster, collective: str, intra: str = "ring") 
     nvl = node_ring_step(topo, 1.0 / G, peers=G - 1) if intra == "direct" else node_ring_step(topo, 1.0 / G)
     nvl_steps = (1 if G > 1 else 0) if intra == "direct" else G - 1
     stages: dict = {INTER: [], INTRA: []}
-    if collective in ("reduce_scatter", "all_reduce"):
+    scatter, gather = _runs(collective)
+    if scatter:
         stages[INTER].append((M - 1, ib.reversed()))
         stages[INTRA].append((nvl_steps, nvl.reversed()))
-    if collective in ("all_gather", "all_reduce"):
+    if gather:
         stages[INTER].append((M - 1, ib))
         stages[INTRA].append((nvl_steps, nvl))
     return stages, True

@@ -21,7 +21,7 @@ Introduced in the chapter *GPU collectives within the node*.
 from __future__ import annotations
 
 from ..builders import algorithm_name, group_for, nccl_names
-from ..collective import collective as as_collective
+from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..estimates import Alternative, NcclEstimate
 from ..timing import bound_kinds
@@ -90,8 +90,9 @@ def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, 
     esize = element_size(dtype)
     kinds = bound_kinds(coll, topology, sizes, axes=axes, options=options, element_size=esize)
     notes = _notes(comm, how, registered, symmetric)
-    same_node = send_same_node(topology, groups[0], group.options) if coll == "send" else None
-    share = send_share(topology, groups, group.options) if coll == "send" and not same_node else 1.0
+    send = coll is Collective.SEND
+    same_node = send_same_node(topology, groups[0], group.options) if send else None
+    share = send_share(topology, groups, group.options) if send and not same_node else 1.0
     if share < 1 - 1e-12:
         notes += (f"; the {len(groups)} groups' sends cross the same links at once: each keeps "
                   f"{share:.3g} of its route's rate")
