@@ -292,3 +292,62 @@ def test_the_closed_forms_name_the_busiest_link_as_the_simulator_does(shape):
         when, _, carried = rest.partition(", ")
         assert when == format_time(busy), (coll, alg, named, r.bottleneck)
         assert carried.removesuffix(" in all (closed form)") in tied, (coll, alg, named, tied)
+
+
+# -- the pipelined chain (broadcast, reduce) over every GPU ------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("collective", ["broadcast", "reduce"])
+def test_the_chain_closed_form_equals_the_simulator(shape, collective):
+    """Every step of a chain holds different transfers, so gb200-cluster:1400 broadcast
+    once ran past 300 s building 100,806 of them. Its closed form groups the steps by
+    the run of edges between nodes: held here to the simulator for roots at either end
+    and inside (the chain wraps round past rank n-1), and chunks fewer and more than
+    the GPUs of a node (two edges between nodes in one step share uplinks)."""
+    topo = cluster(*shape)
+    n = topo.num_ranks
+    for root in sorted({0, n - 1, n // 2}):
+        for K in (3, 20):
+            group, _ = group_for(collective, topo, None, {"root": root, "chunks": K})
+            sched = cl.build(collective, topo, "chain", root=root, chunks=K)
+            for size in (4096, 3 * 2**20 + 12, 2**30):
+                r = cl.simulate(sched, topo, size)
+                want = entry(collective, "chain").closed_form(group, r.timed_bytes)
+                assert want == pytest.approx(r.time, rel=1e-9, abs=1e-18), (root, K, size)
+    sched = cl.build(collective, topo, "chain", root=n - 1)
+    size = sched.round_size(2**28)
+    r = cl.simulate(sched, topo, size)
+    group, _ = group_for(collective, topo, None, {"root": n - 1})
+    named = entry(collective, "chain").busiest_link(group, float(size))
+    if r.bottleneck_link < 0:
+        assert named == "none (no bytes move)"
+        return
+    from collectives_lib.units import format_time
+    assert named.partition(": busy ")[2].startswith(format_time(r.link_busy.max()) + ","), named
+
+
+def test_a_chain_by_hand_on_two_nodes():
+    """Two nodes of two GPUs, 4 chunks: 4 + 4 - 2 = 6 steps; the chain 0 -> 1 -> 2 -> 3
+    crosses between nodes at edge 1 (GPU 1 of node 0 to GPU 0 of node 1, one leaf
+    apart: NIC, leaf, spine, leaf, NIC). Step s runs edges s-3..s: every step but the
+    last two runs edge 1, so five steps (0: NVLink only, 1-4: edge 1 with others) cost
+    the slower route; step 5 runs edge 2 only (NVLink)."""
+    topo = cl.GpuCluster("dgx-h100", 2, gpus_per_node=2, nvlink_latency=1e-7, nic_latency=7e-7,
+                         nvlink_bandwidth=400e9, nic_bandwidth=50e9)
+    V = 2**24
+    nvl = 2 * 1e-7 + V / 4 / 400e9
+    nic = 4 * 7e-7 + V / 4 / 50e9
+    want = nvl + 4 * nic + nvl
+    assert tiers.chain_time(topo, "broadcast", V, 0, 4) == pytest.approx(want, rel=1e-12)
+    sched = cl.build("broadcast", topo, "chain", chunks=4)
+    assert cl.simulate(sched, topo, V).time == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce"])
+def test_the_100k_gpu_chain_answers_by_its_closed_form(collective):
+    """gb200-cluster:1400 broadcast and reduce under the ideal model once ran past 300 s."""
+    topo = cl.parse_topology("gb200-cluster:1400")
+    e = cl.estimate(collective, topo, 2**30, model="ideal", root=5)
+    assert (e.algorithm, e.how) == ("chain", "closed form") and "closed form" in e.note
+    assert e.time == pytest.approx(tiers.chain_time(topo, collective, 2**30, 5, 8), rel=1e-12)
+    assert e.time >= e.bound.time * (1 - 1e-9)

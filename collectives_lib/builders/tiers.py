@@ -457,3 +457,83 @@ def hierarchical_all_to_all_stages(topo: GpuCluster) -> tuple[dict, bool]:
 
 def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
     return _time(hierarchical_all_to_all_stages(topo), V)
+
+
+# ---------------------------------------------------------------------------
+# the pipelined chain (broadcast and reduce) over every GPU
+# ---------------------------------------------------------------------------
+
+def _chain_edges(topo: GpuCluster, root: int, reduce: bool):
+    """The chain's edges in order, (position, src, dst) of those between nodes, and
+    whether any edge stays in a node: :func:`~collectives_lib.builders.trees.chain_broadcast`
+    runs rank ``(root + e) mod n`` -> ``(root + e + 1) mod n`` at edge ``e``; a reduce
+    runs every edge turned round."""
+    n, G = topo.num_ranks, topo.gpus_per_node
+    e = np.arange(n - 1)
+    src, dst = (e + root) % n, (e + root + 1) % n
+    cross = np.nonzero(src // G != dst // G)[0]
+    s, d = src[cross], dst[cross]
+    if reduce:
+        s, d = d, s
+    return cross, s, d, len(cross) < n - 1
+
+
+@lru_cache(maxsize=16)
+def chain_stages(topo: GpuCluster, collective: str, root: int, chunks: int) -> tuple[dict, bool]:
+    """``chain`` broadcast (or reduce) over every GPU: ``K + n - 2`` steps, step ``s``
+    running edges ``s - K + 1 .. s`` of the chain, each carrying ``V / K``.
+
+    Every rank sends at most once and receives at most once in a step, so a GPU's
+    NVLink and NIC each carry one chunk; the step's time is its slowest transfer,
+    which depends only on whether an edge inside a node runs (NVLink) and on which
+    edges between nodes run (their leaves, Scalable Units and pods share uplinks).
+    Steps are grouped by that run of edges between nodes, so the cost is the
+    number of nodes, not of steps."""
+    n, K = topo.num_ranks, int(chunks)
+    if n == 1:
+        return {}, False
+    F = _Fabric(topo)
+    frac = 1.0 / K
+    reduce = as_collective(collective).reduces
+    pos, s, d, intra = _chain_edges(topo, root, reduce)
+    G = F.G
+    sn, sg, dn, dg = s // G, s % G, d // G, d % G
+    leaves = F.leaf(sn, sg) != F.leaf(dn, dg)
+    steps = np.arange(K + n - 2)
+    lo = np.searchsorted(pos, steps - K + 1)                 # the run of edges between nodes
+    hi = np.searchsorted(pos, steps, side="right")
+    first, last = np.maximum(steps - K + 1, 0), np.minimum(steps, n - 2)
+    nvl = (last - first + 1) > (hi - lo)                     # some edge inside a node runs
+    keys, counts = np.unique(np.stack([lo, hi, nvl]), axis=1, return_counts=True)
+    nvl_part = F.nvlink(frac, frac)
+    ls, ld = F.leaf(sn, sg), F.leaf(dn, dg)
+    forms: dict = {}         # a run's time depends on the leaves it leaves and enters, not where it is
+    counted: dict = {}
+    for (a, b, v), c in zip(keys.T, counts):
+        go = np.nonzero(leaves[a:b])[0] + a
+        key = (bool(v), b > a and bool((~leaves[a:b]).any()), ls[go].tobytes(), ld[go].tobytes())
+        if key not in forms:
+            inter = [F.inter(sn[go], sg[go], dn[go], dg[go], frac, frac, frac, key[1])] if b > a else []
+            forms[key] = _form(*([nvl_part] if key[0] else []), *inter)
+        counted[key] = counted.get(key, 0) + int(c)
+    parts = [(c, forms[k]) for k, c in counted.items()]
+    stage = "reduce" if reduce else "broadcast"
+    return {stage: parts}, False
+
+
+def chain_time(topo: GpuCluster, collective: str, V: float, root: int, chunks: int) -> float:
+    return _time(chain_stages(topo, collective, root, chunks), V)
+
+
+def chain_busiest(topo: GpuCluster, collective: str, V: float, root: int) -> str:
+    """The chain's busiest link: every link it uses carries V (the array passes each
+    edge once), a leaf's or pod's uplink V for every edge between nodes through it."""
+    F, G = _Fabric(topo), topo.gpus_per_node
+    pos, s, d, intra = _chain_edges(topo, root, as_collective(collective).reduces)
+    sn, sg, dn, dg = s // G, s % G, d // G, d % G
+    leaves = F.leaf(sn, sg) != F.leaf(dn, dg)
+    go = np.nonzero(leaves)[0]
+    total = _form(*([F.nvlink(1.0, 1.0)] if intra and G > 1 else []),
+                  *([F.inter(sn[go], sg[go], dn[go], dg[go], 1.0, 1.0, 1.0, bool((~leaves).any()))]
+                    if len(pos) else []))
+    return busiest_link(topo, ({"chain": [(1, total)]}, False), V)

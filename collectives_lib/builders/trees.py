@@ -28,6 +28,7 @@ from ..errors import CollectivesError
 from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array, dual
 from ..topology import GpuCluster, Switch, Torus
 from .registry import Group, register
+from . import tiers
 
 
 def binomial_broadcast(n: int, root: int = 0, chunks: int = 1) -> Schedule:
@@ -274,7 +275,30 @@ def _one_axis(group: Group) -> str | None:
 
 
 _binomial_cost = _on_switch(lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
-_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
+_switch_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
+
+
+def _chain_cost(group: Group, nbytes: float) -> float | None:
+    """The closed form on a switch, and over every GPU of a GPU cluster (:mod:`.tiers`)."""
+    if group.whole_cluster and tiers.applies(group.topology):
+        return tiers.chain_time(group.topology, str(group.collective), nbytes, group.root, group.chunks)
+    return _switch_chain_cost(group, nbytes)
+
+
+def _chain_by_formula(group: Group) -> str | None:
+    """Over a whole GPU cluster every step of the chain holds different transfers (about
+    N of them, 100,800 on a 1,400-rack GB200 cluster): the tiers' closed form groups
+    them by the run of edges between nodes and is exact (``tests/test_tiers.py``)."""
+    if group.whole_cluster and tiers.applies(group.topology) and group.n > 1:
+        return (f"the chain over {group.n} GPUs runs {group.chunks + group.n - 2} different "
+                f"steps; the closed form over the cluster's tiers is exact")
+    return None
+
+
+def _chain_busiest(group: Group, nbytes: float) -> str | None:
+    if group.whole_cluster and tiers.applies(group.topology):
+        return tiers.chain_busiest(group.topology, str(group.collective), nbytes, group.root)
+    return None
 
 
 def _tree_reason(group: Group) -> str | None:
@@ -356,8 +380,10 @@ register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds",
          size=_binomial_size(1),
          cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
 register("chain", "broadcast", applies=_one_axis, cost=_chain_cost, nccl="RING",
+         by_formula=_chain_by_formula, busiest=_chain_busiest,
          description="pipelined chain: the array streams down the line in chunks"
          )(lambda g: chain_broadcast(g.n, g.root, g.chunks))
 register("chain", "reduce", applies=_one_axis, cost=_chain_cost, nccl="RING",
+         by_formula=_chain_by_formula, busiest=_chain_busiest,
          description="pipelined chain: partial sums stream up the line in chunks"
          )(lambda g: dual(chain_broadcast(g.n, g.root, g.chunks)))
