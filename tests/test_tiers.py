@@ -351,3 +351,18 @@ def test_the_100k_gpu_chain_answers_by_its_closed_form(collective):
     assert (e.algorithm, e.how) == ("chain", "closed form") and "closed form" in e.note
     assert e.time == pytest.approx(tiers.chain_time(topo, collective, 2**30, 5, 8), rel=1e-12)
     assert e.time >= e.bound.time * (1 - 1e-9)
+
+
+def test_rings_over_a_large_cluster_answer_by_their_closed_form_and_agree_with_the_schedule():
+    """h100-cluster:12800 once built and routed 819,200 transfers per phase (2.5 s) for
+    a ring whose closed form is exact; below the threshold the schedule is simulated,
+    and both give the same time where both can run."""
+    big = cl.parse_topology("h100-cluster:12800")
+    e = cl.estimate("all_gather", big, 2**30, model="ideal", algorithm="ring")
+    assert e.how == "closed form" and "819,200 transfers per phase" in e.note
+    small = cl.GpuCluster("dgx-h100", 4)
+    group, groups = group_for("all_gather", small)
+    assert entry("all_gather", "ring").formula_reason(group) is None
+    s = cl.estimate("all_gather", small, 2**30, model="ideal", algorithm="ring")
+    assert s.how == "simulated"
+    assert s.time == pytest.approx(tiers.ring_time(small, (0, 1), "all_gather", float(2**30)), rel=1e-9)

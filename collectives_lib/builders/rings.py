@@ -248,6 +248,19 @@ def _line_busiest(group: Group, nbytes: float) -> str | None:
                                                                 str(group.collective)), nbytes)
 
 
+def _ring_by_formula(group: Group) -> str | None:
+    """NCCL's rings over a large GPU cluster: the tiers' closed form is exact (held to the
+    simulator in ``tests/test_tiers.py``) and takes milliseconds where building and routing
+    the schedule's transfers takes seconds (819,200 per phase on 102,400 GPUs)."""
+    if not (group.whole_cluster and tiers.applies(group.topology)):
+        return None
+    footprint = _line_size("ring", 1)(group)
+    if footprint is None or footprint[0] < tiers.FORMULA_PAST:
+        return None
+    return (f"NCCL's rings over {group.n} GPUs hold {footprint[0]:,} transfers per phase; "
+            f"the closed form over the cluster's tiers is exact")
+
+
 def _line_size(kind: str, phases: int):
     """A line's footprint: N-1 steps per phase (N/2 both ways round a ring). A chain's steps
     each hold different transfers, N(N-1) per phase in all; a ring's repeat patterns: one of
@@ -276,18 +289,21 @@ def _register_line(kind: str) -> None:
 
     @register(kind, "all_gather", applies=applies, description=_DESCRIPTIONS[kind],
               cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              by_formula=_ring_by_formula if kind == "ring" else None,
               size=_line_size(kind, 1), default=default)
     def all_gather(g: Group) -> Schedule:
         return _line_all_gather(g, kind)
 
     @register(kind, "reduce_scatter", applies=applies, description=_DESCRIPTIONS[kind],
               cost=_line_cost(kind, 1.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              by_formula=_ring_by_formula if kind == "ring" else None,
               size=_line_size(kind, 1), default=default)
     def reduce_scatter(g: Group) -> Schedule:
         return reduce_scatter_from(_line_all_gather(g, kind))
 
     @register(kind, "all_reduce", applies=applies, description=_DESCRIPTIONS[kind],
               cost=_line_cost(kind, 2.0), nccl=nccl, busiest=_line_busiest if kind == "ring" else None,
+              by_formula=_ring_by_formula if kind == "ring" else None,
               size=_line_size(kind, 2), default=default)
     def all_reduce(g: Group) -> Schedule:
         return all_reduce_from(_line_all_gather(g, kind))

@@ -50,6 +50,10 @@ import numpy as np
 from ..collective import collective as as_collective
 from ..topology import GpuCluster
 
+#: From this many transfers per phase, NCCL's rings over a whole cluster are timed by
+#: their closed form even where they could be built (it is exact, and milliseconds).
+FORMULA_PAST = 1 << 18
+
 #: Link tiers whose loads a step records (the up and down direction of each).
 _TIERS = ("nvl", "nic", "leaf", "spine")
 
