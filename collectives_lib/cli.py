@@ -260,7 +260,11 @@ def _sweep(args, out) -> int:
     if formula:
         out.write(f"# {len(formula)} of {len(rows)} sizes timed by a closed form, not a built schedule "
                   f"({formula[0].note.removeprefix('timed by its closed form: ')})\n")
-    uneven = sum(1 for e in rows if e.note and getattr(e, "how", "") != "closed form")
+    partial = sum(1 for e in rows if e.nbytes % esize)
+    if partial:
+        out.write(f"# {partial} of {len(rows)} sizes are not whole {esize}-byte elements: the bytes "
+                  f"past the last whole element are left out (as nccl-tests counts)\n")
+    uneven = sum(1 for e in rows if getattr(e, "how", "") == "simulated" and "split evenly" in e.note)
     if uneven:
         out.write(f"# {uneven} of {len(rows)} sizes do not split evenly into whole elements per "
                   f"slot; the largest slot sets their time\n")

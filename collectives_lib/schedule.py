@@ -142,8 +142,9 @@ class Split:
         """One sentence when the split is uneven or drops bytes, else ''."""
         parts = []
         if self.dropped:
-            parts.append(f"{self.dropped} bytes do not make a whole {self.element_size}-byte "
-                         f"{unit} and are left out")
+            parts.append(f"{self.dropped} {'byte does' if self.dropped == 1 else 'bytes do'} not "
+                         f"make a whole {self.element_size}-byte {unit} and "
+                         f"{'is' if self.dropped == 1 else 'are'} left out")
         if self.largest != self.smallest:
             parts.append(f"{self.elements:,} {unit}s do not split evenly over {self.slots:,} "
                          f"slots: each holds {self.smallest:,} or {self.largest:,}, and the "

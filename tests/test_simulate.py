@@ -285,7 +285,7 @@ def test_any_size_splits_into_whole_elements_and_the_largest_shard_sets_the_time
     a2a = cl.build("all_to_all", sw, "direct")
     r = cl.simulate(a2a, sw, 100)                         # one rank's buffer: 25 elements for 4 peers
     assert r.timed_bytes == 16 * 7 * 4 and "each holds 6 or 7" in r.note
-    assert cl.simulate(sched, ring6, 1001).note.startswith("1 bytes do not make a whole 4-byte element")
+    assert cl.simulate(sched, ring6, 1001).note.startswith("1 byte does not make a whole 4-byte element and is left out")
 
 
 def test_topology_mismatch():

@@ -192,8 +192,9 @@ def _split_note(coll, nbytes: int, n: int, dtype: str) -> str:
     esize = element_size(dtype)
     pieces = coll.pieces(n)
     if nbytes % esize:
-        return (f"{nbytes % esize} bytes do not make a whole {esize}-byte element and are left out "
-                f"(nccl-tests counts whole elements)")
+        left = nbytes % esize
+        return (f"{left} {'byte does' if left == 1 else 'bytes do'} not make a whole {esize}-byte "
+                f"element and {'is' if left == 1 else 'are'} left out (nccl-tests counts whole elements)")
     elements = nbytes // esize * (n if coll.layout == "pairs" else 1)
     if elements % pieces:
         return (f"{elements:,} elements do not split evenly over {pieces:,} ranks' pieces "
