@@ -231,3 +231,37 @@ def test_nccl_model_on_a_mesh_view_sees_the_fabric_of_the_preset_under_it():
     assert on_mesh.time == pytest.approx(plain.time, rel=1e-12)
     assert on_mesh.bound.time == pytest.approx(plain.bound.time, rel=1e-12)
     assert on_mesh.time >= on_mesh.bound.time
+
+
+# -- a mesh axis inside one node is joined by that node's NVSwitch ------------------------------
+
+def test_a_mesh_axis_inside_one_node_runs_nvls_as_the_gpu_axis_does():
+    """A tp=8 axis laid on two DGX H100s once got ring under the ideal model (4.18 ms for
+    1 GiB) while the cluster's own gpu axis, the same GPUs, got NVLS (2.68 ms): the
+    registry saw one switch only on a Switch or on axes=gpu."""
+    base = cl.GpuCluster("dgx-h100", 2)
+    view = with_mesh(base, {"dp": 2, "tp": 8})
+    plain = cl.estimate("all_reduce", base, 2**30, model="ideal", axes="gpu")
+    meshed = cl.estimate("all_reduce", view, 2**30, model="ideal", axes="tp")
+    assert plain.algorithm == meshed.algorithm == "nvls"
+    assert meshed.time == pytest.approx(plain.time, rel=1e-12)
+    assert meshed.time >= meshed.bound.time * (1 - 1e-9)
+    # dp groups span both nodes: no one switch joins them, and nvls says so
+    with pytest.raises(CollectivesError, match="nvls needs one switch"):
+        cl.estimate("all_reduce", view, 2**30, model="ideal", axes="dp", algorithm="nvls")
+
+
+def test_a_mesh_on_one_node_runs_nvls_on_any_axis_and_shares_the_switch():
+    """On one NVSwitch node every mesh group is joined by the node's switch. Two groups of
+    four run NVLS at once, each GPU over its own link: (N+1)/N V / W with N = 4, plus
+    the NVLS latency, the same as one group of four alone."""
+    node = cl.nvswitch_node("dgx-h100")
+    view = with_mesh(node, {"a": 4, "b": 2})
+    both = cl.estimate("all_reduce", view, 2**30, model="ideal", axes="a", algorithm="nvls")
+    W = node.bandwidth
+    assert both.time == pytest.approx(5 / 4 * 2**30 / W, rel=0.02)
+    for axes in ("a", "b", None):
+        e = cl.estimate("all_reduce", view, 2**30, model="ideal", axes=axes)
+        forced = [cl.estimate("all_reduce", view, 2**30, model="ideal", axes=axes, algorithm=a).time
+                  for a in ("ring", "nvls")]
+        assert e.time <= min(forced) * (1 + 1e-12)

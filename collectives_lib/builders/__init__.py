@@ -36,7 +36,7 @@ from ..collective import collective as as_collective
 from .. import checks
 from ..errors import CollectivesError
 from ..schedule import Schedule, embed
-from ..topology import GpuCluster, Topology
+from ..topology import GpuCluster, Switch, Topology
 from . import alltoall, doubling, hierarchical, innetwork, p2p, rings, torus, trees  # noqa: F401  (importing registers)
 from . import footprints
 from .registry import (Algorithm, Group, algorithm_name, all_entries, default_algorithm, entries, entry,
@@ -82,15 +82,19 @@ def _agent_namer(topology: Topology | None, groups: np.ndarray) -> Callable[[int
     ``"switch"`` is its node's NVSwitch (``nvswitch<m>``) and ``"multicast"`` that
     switch's NVLS multicast group (``multicast<m>``); names a whole-cluster builder
     gives (``nvswitch3``, ``leaf0.2``, ``spine``) are the cluster's own."""
-    if isinstance(topology, GpuCluster):
+    base = getattr(topology, "base", topology)         # a mesh laid on a cluster names its agents
+    if isinstance(base, GpuCluster):
         def name(g: int, local: str) -> str:
-            node = int(groups[g, 0]) // topology.gpus_per_node
+            node = int(groups[g, 0]) // base.gpus_per_node
             if local in ("switch", "nvswitch"):
                 return f"nvswitch{node}"
             if local == "multicast":
                 return f"multicast{node}"
             return local
         return name
+    if isinstance(base, Switch):      # one switch holds every group's (a mesh laid on one node)
+        return lambda g, local: local if local in ("switch", "nvswitch", "multicast") or \
+            groups.shape[0] == 1 else f"{local}{g}"
     return lambda g, local: local if groups.shape[0] == 1 else f"{local}{g}"
 
 

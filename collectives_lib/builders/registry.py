@@ -30,7 +30,7 @@ import numpy as np
 from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..schedule import Schedule
-from ..topology import GpuCluster, Switch, Topology, Torus, TpuSystem
+from ..topology import GpuCluster, MeshView, Switch, Topology, Torus, TpuSystem
 
 
 @dataclass(frozen=True)
@@ -96,21 +96,38 @@ class Group:
 
     @property
     def switch_like(self) -> bool:
-        """One switch joins the group: a :class:`Switch`, or the GPUs of one node (and,
-        for a schedule over abstract ranks, any algorithm through a switch applies)."""
-        return self.topology is None or isinstance(self.topology, Switch) or (
-            isinstance(self.topology, GpuCluster) and self.axes == (1,))
+        """One switch joins the group: a :class:`Switch`, or the GPUs of one node (a GPU
+        cluster's gpu axis, or mesh axes whose every group lies inside one node); and,
+        for a schedule over abstract ranks, any algorithm through a switch applies."""
+        return self.topology is None or self.node_switch is not None
+
+    @property
+    def node_switch(self) -> Topology | None:
+        """The preset whose one switch joins every group (the :class:`Switch`, or the GPU
+        cluster whose nodes each hold a group), else None."""
+        topo = self.topology
+        if isinstance(topo, Switch):
+            return topo
+        if isinstance(topo, GpuCluster):
+            return topo if self.axes == (1,) else None
+        if isinstance(topo, MeshView) and isinstance(topo.base, Switch):
+            return topo.base
+        if isinstance(topo, MeshView) and isinstance(topo.base, GpuCluster):
+            groups = topo.axis_groups([topo.axis_names[a] for a in self.axes])
+            nodes = groups // topo.base.gpus_per_node
+            return topo.base if bool((nodes == nodes[:, :1]).all()) else None
+        return None
 
     @property
     def in_network(self) -> bool:
         """The switch joining the group can reduce and multicast (NVLS, SHARP)."""
-        topo = self.topology
-        if topo is None:
+        if self.topology is None:
             return True
-        if isinstance(topo, Switch):
-            return topo.in_network
-        if isinstance(topo, GpuCluster) and self.axes == (1,):
-            return topo.system.nvls
+        switch = self.node_switch
+        if isinstance(switch, Switch):
+            return switch.in_network
+        if isinstance(switch, GpuCluster):
+            return switch.system.nvls
         return False
 
     @property
