@@ -50,7 +50,7 @@ import numpy as np
 from ..collective import collective as as_collective
 from ..topology import GpuCluster
 
-#: From this many transfers per phase, NCCL's rings over a whole cluster are timed by
+#: From this many transfers (per phase), NCCL's rings and trees over a whole cluster are timed by
 #: their closed form even where they could be built (it is exact, and milliseconds).
 FORMULA_PAST = 1 << 18
 
@@ -61,7 +61,7 @@ _TIERS = ("nvl", "nic", "leaf", "spine")
 @dataclass(frozen=True)
 class StepForm:
     """One step's time as a function of the array's bytes V: ``max(lat + V * unit)``
-    over its transfers (each distinct (latency, seconds per byte) pair once), and the
+    over its transfers (for each distinct route latency, the largest seconds per byte), and the
     seconds per byte of V on every link it loads, by tier and direction (a scalar
     where every link of the tier carries the same)."""
 
@@ -88,8 +88,12 @@ def _pairs(lat, unit) -> tuple[np.ndarray, np.ndarray]:
     lat, unit = np.asarray(lat, dtype=float), np.asarray(unit, dtype=float)
     if not len(lat):
         return lat, unit
-    both = np.unique(np.stack([lat, unit], axis=1), axis=0)
-    return both[:, 0], both[:, 1]
+    # a step takes max(lat + V unit): of the transfers sharing a latency only the
+    # largest seconds per byte can be the maximum
+    lats, inv = np.unique(lat, return_inverse=True)
+    most = np.full(len(lats), -np.inf)
+    np.maximum.at(most, inv, unit)
+    return lats, most
 
 
 class _Fabric:
@@ -541,3 +545,137 @@ def chain_busiest(topo: GpuCluster, collective: str, V: float, root: int) -> str
                   *([F.inter(sn[go], sg[go], dn[go], dg[go], 1.0, 1.0, 1.0, bool((~leaves).any()))]
                     if len(pos) else []))
     return busiest_link(topo, ({"chain": [(1, total)]}, False), V)
+
+
+# ---------------------------------------------------------------------------
+# NCCL's tree all-reduce over every GPU
+# ---------------------------------------------------------------------------
+
+def _node_trees(M: int):
+    """NCCL's two trees over the nodes: per tree (parent, height, depth, number of
+    children) as arrays over the nodes, and the tree's height."""
+    from .trees import double_binary_tree, tree_levels
+    out = []
+    for parent in double_binary_tree(M):
+        height, depth = tree_levels(parent)
+        kids = np.bincount(parent[parent >= 0], minlength=M)
+        out.append((parent, height, depth, kids, int(height[parent < 0][0])))
+    return out
+
+
+@lru_cache(maxsize=16)
+def tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
+    """``tree`` all-reduce over every GPU of a cluster of two or more nodes
+    (:func:`~collectives_lib.builders.trees.cluster_trees` run by
+    :func:`~collectives_lib.builders.trees.pipelined_tree_all_reduce`), step by step.
+
+    ``P = 2G`` trees (channel c, node tree t) each carry ``V / (P K)`` per transfer.
+    In channel c node m's head is GPU c and the node's GPUs hang below it in a chain,
+    so the GPU at chain position j >= 1 has height ``G-1-j`` and depth ``d_t(m) + j``,
+    and the head height ``G-1+h_t(m)`` (``h_t``, ``d_t``: the node's height and depth
+    in tree t); up-transfers run at step ``height(child) + k``, down-transfers at
+    ``H_t + depth(parent) + k`` (chunk k, ``H_t = G-1+h_t(root)``). Over the G
+    channels every chain position falls on every GPU once, so all GPUs of a node
+    carry the same NVLink loads, which depend on the node only through its depths;
+    the NIC of GPU c carries channel c's edges between node heads, so every NIC of a
+    node carries the same; a leaf's uplink carries, for each active node-tree edge
+    leaving its Scalable Unit, one transfer per GPU on its rail. A step's time is
+    its slowest transfer's route latency plus its bytes times the most loaded link
+    on its route, as the simulator times it; the cost is (steps x nodes x rails)."""
+    F = _Fabric(topo)
+    M, G, R, K = F.M, F.G, F.R, int(chunks)
+    frac = 1.0 / (2 * G * K)
+    trees = _node_trees(M)
+    nodes = np.arange(M)
+    su = F.su(nodes)
+    per_rail = np.bincount(np.arange(G) % R, minlength=R).astype(float)
+    rails = np.nonzero(per_rail)[0]
+    W, Wn, lam, lamn = topo.nic_bandwidth, topo.nvlink_bandwidth, topo.nic_latency, topo.nvlink_latency
+    # the node-tree edges (child, parent) of both trees, with their steps up and down
+    child = np.concatenate([nodes[p >= 0] for p, *_ in trees])
+    par = np.concatenate([p[p >= 0] for p, *_ in trees])
+    up_at = np.concatenate([G - 1 + h[p >= 0] for p, h, *_ in trees])
+    down_at = np.concatenate([G - 1 + H + d[p[p >= 0]] for p, h, d, _, H in trees])
+    cross = su[child] != su[par]
+    pods = F.pods > 1
+    pod = F.pod_of_leaf[su * R] if pods else np.zeros(M, dtype=np.int64)
+    hops = np.where(pod[child] != pod[par], 6.0, np.where(cross, 4.0, 2.0)) * lam
+    last = max(int(max(up_at.max(initial=0), down_at.max(initial=0))),    # the last step's offset
+               max((G - 1 + H + int(d.max()) + G - 2) if G > 1 else 0 for p, h, d, _, H in trees))
+    steps = []
+    L = F.S * R
+    total = {("nvl", "up"): np.zeros(M), ("nvl", "down"): np.zeros(M), ("nic", "up"): np.zeros(M),
+             ("nic", "down"): np.zeros(M), ("leaf", "up"): np.zeros(L), ("leaf", "down"): np.zeros(L)}
+    if pods:
+        total[("spine", "up")], total[("spine", "down")] = np.zeros(F.pods), np.zeros(F.pods)
+    for s in range(last + K):
+        def on(at):
+            return (at <= s) & (at > s - K)
+        # NVLink: chain positions j = 1..G-1 send up at G-1-j; j = 0..G-2 down at H + d + j
+        j = np.arange(G)
+        up_chain = on(G - 1 - j[1:]).sum() * 2 if G > 1 else 0           # both trees, every node
+        recv_chain = on(G - 2 - j[:-1]).sum() * 2 if G > 1 else 0
+        nvl_up = np.full(M, float(up_chain))
+        nvl_down = np.full(M, float(recv_chain))
+        for p, h, d, kids, H in trees:
+            if G > 1:
+                nvl_up += on(G - 1 + H + d[:, None] + j[None, :-1]).sum(axis=1)
+                nvl_down += on(G - 1 + H + d[:, None] + j[None, 1:] - 1).sum(axis=1)
+        lat, unit = [], []
+        total[("nvl", "up")] += nvl_up * frac / Wn
+        total[("nvl", "down")] += nvl_down * frac / Wn
+        busy = np.maximum(nvl_up, nvl_down)
+        if busy.max(initial=0) > 0:
+            u = np.unique(busy[busy > 0])
+            lat.append(np.full(len(u), 2 * lamn))
+            unit.append(u * frac / Wn)
+        # NICs: each node's head sends up and down its node-tree edges
+        a_up, a_down = on(up_at), on(down_at)
+        nic_up = (np.bincount(child[a_up], minlength=M) + np.bincount(par[a_down], minlength=M)).astype(float)
+        nic_down = (np.bincount(par[a_up], minlength=M) + np.bincount(child[a_down], minlength=M)).astype(float)
+        total[("nic", "up")] += nic_up * frac / W
+        total[("nic", "down")] += nic_down * frac / W
+        src = np.concatenate([child[a_up], par[a_down]])
+        dst = np.concatenate([par[a_up], child[a_down]])
+        cr = np.concatenate([cross[a_up], cross[a_down]])
+        hp = np.concatenate([hops[a_up], hops[a_down]])
+        if len(src):
+            u = np.maximum(nic_up[src], nic_down[dst]) / W
+            lat.append(hp[~cr])
+            unit.append(u[~cr] * frac)
+            if cr.any():
+                s_su, d_su = su[src[cr]], su[dst[cr]]
+                out = np.bincount(s_su, minlength=F.S).astype(float)
+                into = np.bincount(d_su, minlength=F.S).astype(float)
+                uc = u[cr]
+                for r in rails:            # each rail's leaf carries its GPUs' channels
+                    ids = np.arange(F.S) * R + r
+                    leaf_up = out * per_rail[r] / F.leaf_cap[ids]
+                    leaf_down = into * per_rail[r] / F.leaf_cap[ids]
+                    total[("leaf", "up")][ids] += leaf_up * frac
+                    total[("leaf", "down")][ids] += leaf_down * frac
+                    ur = np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su]))
+                    if pods:
+                        ps, pd = pod[src[cr]], pod[dst[cr]]
+                        core = ps != pd
+                        cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
+                        cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
+                        if r == rails[0]:
+                            total[("spine", "up")] += cu * frac
+                            total[("spine", "down")] += cd * frac
+                        ur = np.where(core, np.maximum(ur, np.maximum(cu[ps], cd[pd])), ur)
+                    lat.append(hp[cr])
+                    unit.append(ur * frac)
+        lt, ut = _pairs(_cat(lat), _cat(unit))
+        steps.append((1, StepForm(lt, ut, {})))
+    if steps:      # what every link carries over the whole schedule, for busiest_link
+        steps[0] = (1, StepForm(steps[0][1].lat, steps[0][1].unit, total))
+    return {"tree": steps}, False
+
+
+def tree_time(topo: GpuCluster, V: float, chunks: int) -> float:
+    return _time(tree_stages(topo, chunks), V)
+
+
+def tree_busiest(topo: GpuCluster, V: float, chunks: int) -> str:
+    return busiest_link(topo, tree_stages(topo, chunks), V)

@@ -322,6 +322,8 @@ def _tree_cost(group: Group, nbytes: float) -> float | None:
     nic = (topo.nic_bandwidth, 2 * topo.nic_latency)
     if group.axes == (1,) or (group.whole_cluster and topo.num_nodes == 1):
         return costs.tree_all_reduce(topo.gpus_per_node, nbytes, *nvl, K)
+    if group.whole_cluster and tiers.applies(topo):
+        return tiers.tree_time(topo, nbytes, K)
     if topo.num_nodes != 2 or topo.num_nodes > topo.nodes_per_su:
         return None
     gpus = topo.gpus_per_node if group.whole_cluster else 1
@@ -348,6 +350,12 @@ def _tree_size(group: Group) -> tuple[int, int]:
     return 2 * trees * (n - 1) * K, steps
 
 
+def _tree_busiest(group: Group, nbytes: float) -> str | None:
+    if group.whole_cluster and tiers.applies(group.topology) and group.topology.num_nodes > 1:
+        return tiers.tree_busiest(group.topology, nbytes, group.chunks)
+    return None
+
+
 def _tree_by_formula(group: Group) -> str | None:
     """On a switch the N chains each carry 1/N of the array in K chunks, N^2 K slots of
     whole elements: from a few dozen ranks up most slots would hold 0 or 1 element and the
@@ -356,11 +364,17 @@ def _tree_by_formula(group: Group) -> str | None:
     if isinstance(group.topology, Switch) and group.n > 1:
         return (f"tree on a switch is {group.n} chains of {group.n} ranks, each carrying "
                 f"1/{group.n} of the array in {group.chunks} chunks; their closed form is exact")
+    topo = group.topology
+    if group.whole_cluster and tiers.applies(topo) and topo.num_nodes > 1:
+        transfers = _tree_size(group)[0]
+        if transfers >= tiers.FORMULA_PAST:
+            return (f"NCCL's trees over {group.n} GPUs hold {transfers:,} transfers; the closed "
+                    f"form over the cluster's tiers is exact")
     return None
 
 
 register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE", size=_tree_size,
-         by_formula=_tree_by_formula,
+         by_formula=_tree_by_formula, busiest=_tree_busiest,
          description="NCCL's tree: double binary trees between nodes, a chain inside each, "
                      "one channel per NIC, chunks pipelined up and down"
          )(nccl_tree_all_reduce)
