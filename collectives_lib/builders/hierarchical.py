@@ -37,7 +37,7 @@ from ..topology import GpuCluster, TpuSystem
 from .alltoall import all_to_all_schedule
 from .innetwork import direct_all_gather
 from . import tiers
-from .registry import Group, register
+from .registry import Group, entry, register
 from .rings import axis_kind, ring_all_gather
 from .torus import lift_line, mesh_all_gather
 from .trees import double_binary_tree, pipelined_tree_all_reduce
@@ -404,7 +404,11 @@ def _nvls_crossing(topo: GpuCluster) -> tuple[float, float]:
 
 
 def _nvls_tree_cost(group: Group, nbytes: float) -> float | None:
+    """Over any GPU cluster of NVLS nodes (:func:`.tiers.nvls_tree_time`); on a cluster
+    whose links were changed apart (``book.scaling.slowed``), two nodes of one SU."""
     topo = group.topology
+    if tiers.applies(topo) and topo.num_nodes > 1:
+        return tiers.nvls_tree_time(topo, nbytes, group.chunks)
     if topo.num_nodes != 2 or topo.num_nodes > topo.nodes_per_su:
         return None
     crossing, per_byte = _nvls_crossing(topo)
@@ -413,7 +417,28 @@ def _nvls_tree_cost(group: Group, nbytes: float) -> float | None:
         2 * topo.nic_latency, crossing, per_byte * nbytes, group.chunks)
 
 
+def _nvls_tree_busiest(group: Group, nbytes: float) -> str | None:
+    topo = group.topology
+    if tiers.applies(topo) and topo.num_nodes > 1:
+        return tiers.nvls_tree_busiest(topo, nbytes, group.chunks)
+    return None
+
+
+def _nvls_tree_by_formula(group: Group) -> str | None:
+    """Past :data:`.tiers.FORMULA_PAST` transfers the closed form (exact) times it."""
+    topo = group.topology
+    if not (tiers.applies(topo) and topo.num_nodes > 1):
+        return None
+    footprint = entry("all_reduce", "nvls_tree").size          # (footprints.py)
+    transfers = footprint(group)[0] if footprint else 0
+    if transfers >= tiers.FORMULA_PAST:
+        return (f"NVLS_TREE over {group.n} GPUs holds {transfers:,} transfers; the closed form "
+                f"over the cluster's tiers is exact")
+    return None
+
+
 register("nvls_tree", "all_reduce", in_network=True, applies=_nvls_tree_reason, cost=_nvls_tree_cost, nccl="NVLS_TREE",
+         busiest=_nvls_tree_busiest, by_formula=_nvls_tree_by_formula,
          description="NVLS reduce-scatter in each node, a double binary tree across nodes per rail, "
                      "NVLS all-gather; pipelined"
          )(lambda g: nvls_tree_all_reduce(g.topology.num_nodes, g.topology.gpus_per_node, g.chunks))

@@ -564,7 +564,7 @@ def _node_trees(M: int):
 
 
 @lru_cache(maxsize=16)
-def tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
+def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict, bool]:
     """``tree`` all-reduce over every GPU of a cluster of two or more nodes
     (:func:`~collectives_lib.builders.trees.cluster_trees` run by
     :func:`~collectives_lib.builders.trees.pipelined_tree_all_reduce`), step by step.
@@ -581,7 +581,11 @@ def tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
     node carries the same; a leaf's uplink carries, for each active node-tree edge
     leaving its Scalable Unit, one transfer per GPU on its rail. A step's time is
     its slowest transfer's route latency plus its bytes times the most loaded link
-    on its route, as the simulator times it; the cost is (steps x nodes x rails)."""
+    on its route, as the simulator times it; the cost is (steps x nodes x rails).
+
+    ``chain=False``: the trees between nodes alone, GPU g of every node on the trees
+    of rail g (the middle stage of ``nvls_tree``): no chain inside the nodes, so the
+    node heights and depths are the ranks'."""
     F = _Fabric(topo)
     M, G, R, K = F.M, F.G, F.R, int(chunks)
     frac = 1.0 / (2 * G * K)
@@ -594,14 +598,16 @@ def tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
     # the node-tree edges (child, parent) of both trees, with their steps up and down
     child = np.concatenate([nodes[p >= 0] for p, *_ in trees])
     par = np.concatenate([p[p >= 0] for p, *_ in trees])
-    up_at = np.concatenate([G - 1 + h[p >= 0] for p, h, *_ in trees])
-    down_at = np.concatenate([G - 1 + H + d[p[p >= 0]] for p, h, d, _, H in trees])
+    c0 = G - 1 if chain else 0                   # the chain below a node's head
+    up_at = np.concatenate([c0 + h[p >= 0] for p, h, *_ in trees])
+    down_at = np.concatenate([c0 + H + d[p[p >= 0]] for p, h, d, _, H in trees])
     cross = su[child] != su[par]
     pods = F.pods > 1
     pod = F.pod_of_leaf[su * R] if pods else np.zeros(M, dtype=np.int64)
     hops = np.where(pod[child] != pod[par], 6.0, np.where(cross, 4.0, 2.0)) * lam
     last = max(int(max(up_at.max(initial=0), down_at.max(initial=0))),    # the last step's offset
-               max((G - 1 + H + int(d.max()) + G - 2) if G > 1 else 0 for p, h, d, _, H in trees))
+               max((G - 1 + H + int(d.max()) + G - 2) if chain and G > 1 else 0
+                   for p, h, d, _, H in trees))
     steps = []
     L = F.S * R
     total = {("nvl", "up"): np.zeros(M), ("nvl", "down"): np.zeros(M), ("nic", "up"): np.zeros(M),
@@ -613,12 +619,13 @@ def tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
             return (at <= s) & (at > s - K)
         # NVLink: chain positions j = 1..G-1 send up at G-1-j; j = 0..G-2 down at H + d + j
         j = np.arange(G)
-        up_chain = on(G - 1 - j[1:]).sum() * 2 if G > 1 else 0           # both trees, every node
-        recv_chain = on(G - 2 - j[:-1]).sum() * 2 if G > 1 else 0
+        inside = chain and G > 1
+        up_chain = on(G - 1 - j[1:]).sum() * 2 if inside else 0           # both trees, every node
+        recv_chain = on(G - 2 - j[:-1]).sum() * 2 if inside else 0
         nvl_up = np.full(M, float(up_chain))
         nvl_down = np.full(M, float(recv_chain))
         for p, h, d, kids, H in trees:
-            if G > 1:
+            if inside:
                 nvl_up += on(G - 1 + H + d[:, None] + j[None, :-1]).sum(axis=1)
                 nvl_down += on(G - 1 + H + d[:, None] + j[None, 1:] - 1).sum(axis=1)
         lat, unit = [], []
@@ -679,3 +686,39 @@ def tree_time(topo: GpuCluster, V: float, chunks: int) -> float:
 
 def tree_busiest(topo: GpuCluster, V: float, chunks: int) -> str:
     return busiest_link(topo, tree_stages(topo, chunks), V)
+
+
+@lru_cache(maxsize=16)
+def nvls_tree_stages(topo: GpuCluster, chunks: int) -> tuple[dict, bool]:
+    """``nvls_tree`` all-reduce over a cluster of NVLS nodes
+    (:func:`~collectives_lib.builders.hierarchical.nvls_tree_all_reduce`), its five
+    stages streaming. Inside every node alike: each GPU's NVLink carries its array up
+    into the NVSwitch (whose adders need ``G / 4 / rate`` seconds per byte, float32),
+    then its slice ``V / G`` down; after the trees, its slice up into the multicast
+    group and every slice down (``V``). Each of those steps pays one NVLink and the
+    switch's participant latency. Between them, the trees of every rail
+    (:func:`tree_stages` with ``chain=False``)."""
+    G, Wn = topo.gpus_per_node, topo.nvlink_bandwidth
+    crossing = topo.nvlink_latency + topo.agent_latency(topo.nvswitch_node(0))
+    adders = G / 4 / topo.reduce_flops if topo.reduce_flops else 0.0
+
+    def step(unit: float, link: str, extra: float = 0.0) -> StepForm:
+        lat, per = [crossing], [unit]
+        if extra:
+            lat, per = [crossing, 0.0], [unit, extra]
+        lt, ut = _pairs(lat, per)
+        return StepForm(lt, ut, {("nvl", link): unit})
+    stages = {"NVLS load-reduce": [(1, step(1.0 / Wn, "up", adders))],
+              "reduced slice": [(1, step(1.0 / (G * Wn), "down"))],
+              "tree between nodes": tree_stages(topo, chunks, chain=False)[0]["tree"],
+              "store": [(1, step(1.0 / (G * Wn), "up"))],
+              "multicast": [(1, step(1.0 / Wn, "down"))]}
+    return stages, True
+
+
+def nvls_tree_time(topo: GpuCluster, V: float, chunks: int) -> float:
+    return _time(nvls_tree_stages(topo, chunks), V)
+
+
+def nvls_tree_busiest(topo: GpuCluster, V: float, chunks: int) -> str:
+    return busiest_link(topo, nvls_tree_stages(topo, chunks), V)
