@@ -70,10 +70,14 @@ _OPEN, _CLOSE = "([{", ")]}"
 _SPECIAL = re.compile(r"[()\[\]{}\"',\\]")
 
 
-def match(text: str, i: int) -> int:
-    """Index just past the bracket that closes ``text[i]``."""
-    depth, quote, skip = 0, None, -1
-    for m in _SPECIAL.finditer(text, i):
+def _scan(text: str, start: int, split: int, close: bool) -> tuple[int, list[str]]:
+    """The one quote-aware bracket scanner (a backslash escapes inside quotes): from
+    ``start``, the pieces between commas at bracket depth ``split`` (-1: none), up to
+    the bracket that closes depth 0 when ``close`` (else to the end); returns (index
+    just past that bracket, or ``len(text)``; the pieces, stripped, empty ones left out)."""
+    parts, depth, quote, skip = [], 0, None, -1
+    begin = start + 1 if close else start
+    for m in _SPECIAL.finditer(text, start):
         j = m.start()
         if j <= skip:
             continue
@@ -89,64 +93,33 @@ def match(text: str, i: int) -> int:
             depth += 1
         elif ch in _CLOSE:
             depth -= 1
-            if depth == 0:
-                return j + 1
-    raise Bad(f"unbalanced {text[i]!r} in {clip(text[i:])!r}")
+            if depth == 0 and close:
+                if split >= 0:
+                    parts.append(text[begin:j])
+                return j + 1, [p.strip() for p in parts if p.strip()]
+        elif ch == "," and depth == split:
+            parts.append(text[begin:j])
+            begin = j + 1
+    if close:
+        raise Bad(f"unbalanced {text[start]!r} in {clip(text[start:])!r}")
+    parts.append(text[begin:])
+    return len(text), [p.strip() for p in parts if p.strip()]
+
+
+def match(text: str, i: int) -> int:
+    """Index just past the bracket that closes ``text[i]``."""
+    return _scan(text, i, -1, True)[0]
 
 
 def split_top(text: str) -> list[str]:
     """Split at commas outside brackets and quotes."""
-    parts, depth, quote, start, skip = [], 0, None, 0, -1
-    for m in _SPECIAL.finditer(text):
-        j = m.start()
-        if j <= skip:
-            continue
-        ch = text[j]
-        if quote:
-            if ch == "\\":
-                skip = j + 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:j])
-            start = j + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
+    return _scan(text, 0, 0, False)[1]
 
 
 def _bracketed(text: str, i: int) -> tuple[int, list[str]]:
     """``(match(text, i), split_top(text[i + 1:match(text, i) - 1]))`` in one pass: the
     end of the bracket opened at ``text[i]`` and what it holds, split at its commas."""
-    parts, depth, quote, start, skip = [], 0, None, i + 1, -1
-    for m in _SPECIAL.finditer(text, i):
-        j = m.start()
-        if j <= skip:
-            continue
-        ch = text[j]
-        if quote:
-            if ch == "\\":
-                skip = j + 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'":
-            quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                parts.append(text[start:j])
-                return j + 1, [p.strip() for p in parts if p.strip()]
-        elif ch == "," and depth == 1:
-            parts.append(text[start:j])
-            start = j + 1
-    raise Bad(f"unbalanced {text[i]!r} in {clip(text[i:])!r}")
+    return _scan(text, i, 1, True)
 
 
 def clip(text: str, n: int = 60) -> str:
