@@ -89,7 +89,7 @@ def applies(collective, comm: Comm) -> bool:
     func = _func(collective)
     if func is None or comm.nodes != 1 or comm.nranks < 2:
         return False
-    return func == "AllGather" or comm.dtype in REDUCE_DTYPES
+    return not Collective(collective).reduces or comm.dtype in REDUCE_DTYPES   # a copy: any type
 
 
 def _func(collective) -> str | None:
