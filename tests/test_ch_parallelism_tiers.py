@@ -59,10 +59,15 @@ def test_tp_all_reduce_bound_is_its_bytes_over_nvlink(pod):
 
 def test_sequence_parallel_pair_has_the_all_reduce_bound(pod):
     mesh = with_mesh(pod, {"dp": 16, "tp": 8})
-    ar, rs, ag = (cl.estimate(c, mesh, ACT, axes=["tp"], model="ideal")
+    ar, rs, ag = (cl.estimate(c, mesh, ACT, "ring", axes=["tp"], model="ideal")
                   for c in ("all_reduce", "reduce_scatter", "all_gather"))
     assert rs.bound.time + ag.bound.time == pytest.approx(ar.bound.time, rel=0.01)
     assert rs.bound.time == pytest.approx(7 / 8 * ACT / nvlink(pod), rel=0.01)
+    # left to choose, the ideal model runs the TP group's all-reduce in its node's
+    # NVSwitch, as on one DGX H100: each GPU's data once up, the sum once down
+    auto = cl.estimate("all_reduce", mesh, ACT, axes=["tp"], model="ideal")
+    assert auto.algorithm == "nvls" and auto.bound.in_network
+    assert auto.bound.time == pytest.approx(ACT / nvlink(pod), rel=0.01)
 
 
 def test_dp_all_reduce_on_one_rail(pod):
