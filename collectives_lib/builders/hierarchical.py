@@ -40,7 +40,8 @@ from . import tiers
 from .registry import Group, entry, register
 from .rings import axis_kind, ring_all_gather
 from .torus import lift_line, mesh_all_gather
-from .trees import double_binary_tree, pipelined_tree_all_reduce
+from .shapes import double_binary_tree
+from .trees import pipelined_tree_all_reduce
 
 
 def hierarchical_all_gather(nodes: int, gpus: int, *, intra: str = "ring") -> Schedule:

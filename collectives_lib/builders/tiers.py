@@ -49,6 +49,7 @@ import numpy as np
 
 from ..collective import collective as as_collective
 from ..topology import GpuCluster
+from .shapes import double_binary_tree, tree_levels
 
 #: From this many transfers (per phase), NCCL's rings and trees over a whole cluster are timed by
 #: their closed form even where they could be built (it is exact, and milliseconds).
@@ -554,7 +555,6 @@ def chain_busiest(topo: GpuCluster, collective: str, V: float, root: int) -> str
 def _node_trees(M: int):
     """NCCL's two trees over the nodes: per tree (parent, height, depth, number of
     children) as arrays over the nodes, and the tree's height."""
-    from .trees import double_binary_tree, tree_levels
     out = []
     for parent in double_binary_tree(M):
         height, depth = tree_levels(parent)
@@ -615,7 +615,7 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
     if pods:
         total[("spine", "up")], total[("spine", "down")] = np.zeros(F.pods), np.zeros(F.pods)
     for s in range(last + K):
-        def on(at):
+        def on(at, s=s):
             return (at <= s) & (at > s - K)
         # NVLink: chain positions j = 1..G-1 send up at G-1-j; j = 0..G-2 down at H + d + j
         j = np.arange(G)
@@ -624,7 +624,7 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
         recv_chain = on(G - 2 - j[:-1]).sum() * 2 if inside else 0
         nvl_up = np.full(M, float(up_chain))
         nvl_down = np.full(M, float(recv_chain))
-        for p, h, d, kids, H in trees:
+        for _, _, d, _, H in trees:
             if inside:
                 nvl_up += on(G - 1 + H + d[:, None] + j[None, :-1]).sum(axis=1)
                 nvl_down += on(G - 1 + H + d[:, None] + j[None, 1:] - 1).sum(axis=1)
