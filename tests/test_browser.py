@@ -118,6 +118,18 @@ def test_chapter_in_browser(built_book, chromium_context, site, page_name):
         outputs_text = page.eval_on_selector_all(".cell_output", "els => els.map(e => e.innerText).join('\\n')")
         assert "Traceback (most recent call last)" not in outputs_text, f"{page_name}: an output shows a traceback"
 
+        # nothing scrolls sideways: code and printed lines (88 characters at most) fit
+        # their box at the book's code size, and tables fit the content column
+        wide = page.evaluate("""() => {
+            const out = [];
+            for (const e of document.querySelectorAll('div.cell pre'))
+                if (e.scrollWidth > e.clientWidth + 1)
+                    out.push(e.textContent.split('\\n').reduce((a, l) => l.length > a.length ? l : a, ''));
+            for (const t of document.querySelectorAll('article table'))
+                if (t.scrollWidth > t.parentElement.clientWidth + 1) out.push('table: ' + t.innerText.slice(0, 60));
+            return out; }""")
+        assert not wide, f"{page_name}: wider than its box (scrolls sideways): {wide[:5]}"
+
         _check_explorers(page, page_name)
         _check_players(page, page_name)
 

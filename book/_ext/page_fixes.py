@@ -13,9 +13,14 @@ check both).
    ["default_mode"]``, which Jupyter Book leaves empty, so a first visit logs
    ``Got invalid theme mode``. We default it to ``auto`` (follow the system),
    unless the configuration sets it; the theme's switch still offers light and dark.
+3. The chapters' code and printed lines are at most 88 characters, which the
+   theme's 14px monospace does not fit in the content column (77): a stylesheet
+   (``static/code_width.css``) sets code cells' text to 12px, so nothing scrolls sideways.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -45,8 +50,14 @@ def _default_mode(app: Sphinx, config) -> None:
     config.html_context = context
 
 
+def _code_width(app: Sphinx, config) -> None:
+    config.html_static_path = list(config.html_static_path or []) + [str(Path(__file__).parent / "static")]
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _default_mode)
+    app.connect("config-inited", _code_width)
+    app.add_css_file("code_width.css")
     app.connect("html-page-context", _drop_thebe_assets)
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)  # after sphinx-thebe adds it
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

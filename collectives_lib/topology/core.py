@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import CollectivesError
+from ..units import format_rate
 from ..checks import nonnegative, positive  # noqa: F401  (re-exported to the topologies)
 from .graph import disjoint_paths_between, max_flow
 
@@ -164,7 +165,7 @@ class Topology:
         links = self.links
         return (f"{self.node_label(int(links.src[link]))} -> "
                 f"{self.node_label(int(links.dst[link]))} "
-                f"({links.class_name(link)}, {fmt(links.bandwidth[link])} B/s)")
+                f"({links.class_name(link)}, {format_rate(float(links.bandwidth[link]))})")
 
     # -- routing -------------------------------------------------------------
     def routes(self, src: np.ndarray, dst: np.ndarray) -> Routes:
