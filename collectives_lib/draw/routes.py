@@ -240,6 +240,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
     fig, ax = axes_for(ax, None if ax is not None else 0.9 + 0.9 * n_paths)
     lines = []
     width = max(len(p) for p in paths)
+    size = FONT["label"] if width <= 8 else FONT["detail"]     # a short route has room to read
     links = topo.links
     for k, path in enumerate(paths):
         y = -k
@@ -252,7 +253,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             colors.append(LINK_COLORS[klass])
             styles.append(LINK_LINESTYLES[klass])
             label = LINK_LABELS[klass] + (f"\n{format_rate(links.bandwidth[lid])}" if lid >= 0 else "")
-            ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=FONT["detail"], color=TEXT_COLOR)
+            ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=size, color=TEXT_COLOR)
         coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=2.5, zorder=1)
         ax.add_collection(coll, autolim=False)
         line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=9, mfc=NODE_COLOR, mec=NODE_EDGE_COLOR,
@@ -263,7 +264,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             words = topo.node_label(node).split()
             half = (len(words) + 1) // 2
             ax.text(xs[h], y - 0.12, " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
-                    fontsize=FONT["detail"], color=TEXT_COLOR)
+                    fontsize=size, color=TEXT_COLOR)
     ax.set_xlim(-0.6, width - 0.4)
     ax.set_ylim(-n_paths + 0.35, 0.55)
     blank(ax)
