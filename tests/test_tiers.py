@@ -451,3 +451,21 @@ def test_nvls_tree_by_hand_on_two_nodes_of_one_gpu():
     bw = max(t - a for a, t in stages.values())
     busiest = max(2 * V / 400e9, V / 50e9)
     assert tiers.nvls_tree_time(topo, V, 1) == pytest.approx(max(lat + bw, busiest), rel=1e-12)
+
+
+def test_huge_chunk_counts_answer_or_are_refused_at_once():
+    """chunks=10**9 once looped over every step of the tree (past 120 s) and chunks=10**5
+    walked 12,800 nodes' edges for each of 200,000 chain steps (38 s). A pipeline's middle
+    steps are alike and are counted, not listed; a chain whose closed form would still
+    walk too much is refused as too large to build, in one line."""
+    topo = cl.parse_topology("h100-cluster:12800")
+    tree = cl.estimate("all_reduce", topo, 2**30, model="ideal", algorithm="tree", chunks=10**9)
+    assert tree.how == "closed form" and tree.time >= tree.bound.time
+    small = cluster(3, 8, 2, None, 1, 1, None)
+    for K in (40, 41, 10**6):      # held to the schedule's time where it can be built
+        if K < 100:
+            r = cl.simulate(cl.build("all_reduce", small, "tree", chunks=K), small, 2**24)
+            assert tiers.tree_time(small, r.timed_bytes, K) == pytest.approx(r.time, rel=1e-9)
+        assert tiers.tree_time(small, 2**24, K) > 0
+    with pytest.raises(cl.CollectivesError, match="beyond"):
+        cl.estimate("broadcast", topo, 2**30, model="ideal", algorithm="chain", chunks=10**5)

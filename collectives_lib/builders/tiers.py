@@ -487,6 +487,19 @@ def _chain_edges(topo: GpuCluster, root: int, reduce: bool):
     return cross, s, d, len(cross) < n - 1
 
 
+#: The most (distinct steps x edges between nodes in each) the chain's closed form
+#: walks through; past it (chunks far beyond the GPUs of a node on a large cluster)
+#: the chain has no closed form here and is refused as too large to build.
+CHAIN_WORK = 20_000_000
+
+
+def chain_work(topo: GpuCluster, chunks: int) -> int:
+    """About how many (step, edge between nodes) pairs :func:`chain_stages` visits."""
+    n, G, K = topo.num_ranks, topo.gpus_per_node, int(chunks)
+    steps = min(K + n - 2, 2 * (n - 1) + 1)
+    return steps * (min(K, n - 1) // G + 2)
+
+
 @lru_cache(maxsize=16)
 def chain_stages(topo: GpuCluster, collective: str, root: int, chunks: int) -> tuple[dict, bool]:
     """``chain`` broadcast (or reduce) over every GPU: ``K + n - 2`` steps, step ``s``
@@ -508,12 +521,23 @@ def chain_stages(topo: GpuCluster, collective: str, root: int, chunks: int) -> t
     G = F.G
     sn, sg, dn, dg = s // G, s % G, d // G, d % G
     leaves = F.leaf(sn, sg) != F.leaf(dn, dg)
-    steps = np.arange(K + n - 2)
-    lo = np.searchsorted(pos, steps - K + 1)                 # the run of edges between nodes
-    hi = np.searchsorted(pos, steps, side="right")
-    first, last = np.maximum(steps - K + 1, 0), np.minimum(steps, n - 2)
+    # step s runs edges s-K+1 .. s; past the fill every step runs all of them (K > n-1),
+    # so the steps are counted by their window clipped to the chain, not listed
+    if K <= n - 1:               # every step's window differs: list them
+        steps = np.arange(K + n - 2)
+        first, last = np.maximum(steps - K + 1, 0), np.minimum(steps, n - 2)
+        weight = np.ones(len(steps), dtype=np.int64)
+    else:                        # growing, K - n + 1 steps running every edge, shrinking
+        grow, shrink = np.arange(n - 1), np.arange(K, K + n - 2)
+        first = np.concatenate([np.zeros(n - 1, dtype=np.int64), [0], shrink - K + 1])
+        last = np.concatenate([grow, [n - 2], np.full(n - 2, n - 2)])
+        weight = np.concatenate([np.ones(n - 1, dtype=np.int64), [K - n + 1], np.ones(n - 2, dtype=np.int64)])
+    first, last = np.maximum(first, 0), np.minimum(last, n - 2)
+    lo = np.searchsorted(pos, first)                         # the run of edges between nodes
+    hi = np.searchsorted(pos, last, side="right")
     nvl = (last - first + 1) > (hi - lo)                     # some edge inside a node runs
-    keys, counts = np.unique(np.stack([lo, hi, nvl]), axis=1, return_counts=True)
+    keys, inverse = np.unique(np.stack([lo, hi, nvl]), axis=1, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=weight, minlength=keys.shape[1]).astype(np.int64)
     nvl_part = F.nvlink(frac, frac)
     ls, ld = F.leaf(sn, sg), F.leaf(dn, dg)
     forms: dict = {}         # a run's time depends on the leaves it leaves and enters, not where it is
@@ -614,9 +638,19 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
              ("nic", "down"): np.zeros(M), ("leaf", "up"): np.zeros(L), ("leaf", "down"): np.zeros(L)}
     if pods:
         total[("spine", "up")], total[("spine", "down")] = np.zeros(F.pods), np.zeros(F.pods)
-    for s in range(last + K):
-        def on(at, s=s):
-            return (at <= s) & (at > s - K)
+    # step s runs the offsets s-K+1 .. s: steps whose window, clipped to the offsets
+    # there are, is the same (all of a long pipeline's middle) take the same time
+    windows: dict = {}
+    if K <= last + 1:
+        for s in range(last + K):
+            windows[(max(s - K + 1, 0), min(s, last))] = 1
+    else:                        # growing, K - last - 1 steps with every offset, shrinking
+        windows = {(0, s): 1 for s in range(last)}
+        windows[(0, last)] = K - last
+        windows.update({(lo, last): 1 for lo in range(1, last + 1)})
+    for (lo, hi), c in windows.items():
+        def on(at, lo=lo, hi=hi):
+            return (at >= lo) & (at <= hi)
         # NVLink: chain positions j = 1..G-1 send up at G-1-j; j = 0..G-2 down at H + d + j
         j = np.arange(G)
         inside = chain and G > 1
@@ -629,8 +663,8 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
                 nvl_up += on(G - 1 + H + d[:, None] + j[None, :-1]).sum(axis=1)
                 nvl_down += on(G - 1 + H + d[:, None] + j[None, 1:] - 1).sum(axis=1)
         lat, unit = [], []
-        total[("nvl", "up")] += nvl_up * frac / Wn
-        total[("nvl", "down")] += nvl_down * frac / Wn
+        total[("nvl", "up")] += nvl_up * c * frac / Wn
+        total[("nvl", "down")] += nvl_down * c * frac / Wn
         busy = np.maximum(nvl_up, nvl_down)
         if busy.max(initial=0) > 0:
             u = np.unique(busy[busy > 0])
@@ -640,8 +674,8 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
         a_up, a_down = on(up_at), on(down_at)
         nic_up = (np.bincount(child[a_up], minlength=M) + np.bincount(par[a_down], minlength=M)).astype(float)
         nic_down = (np.bincount(par[a_up], minlength=M) + np.bincount(child[a_down], minlength=M)).astype(float)
-        total[("nic", "up")] += nic_up * frac / W
-        total[("nic", "down")] += nic_down * frac / W
+        total[("nic", "up")] += nic_up * c * frac / W
+        total[("nic", "down")] += nic_down * c * frac / W
         src = np.concatenate([child[a_up], par[a_down]])
         dst = np.concatenate([par[a_up], child[a_down]])
         cr = np.concatenate([cross[a_up], cross[a_down]])
@@ -659,8 +693,8 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
                     ids = np.arange(F.S) * R + r
                     leaf_up = out * per_rail[r] / F.leaf_cap[ids]
                     leaf_down = into * per_rail[r] / F.leaf_cap[ids]
-                    total[("leaf", "up")][ids] += leaf_up * frac
-                    total[("leaf", "down")][ids] += leaf_down * frac
+                    total[("leaf", "up")][ids] += leaf_up * c * frac
+                    total[("leaf", "down")][ids] += leaf_down * c * frac
                     ur = np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su]))
                     if pods:
                         ps, pd = pod[src[cr]], pod[dst[cr]]
@@ -668,15 +702,16 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
                         cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
                         cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
                         if r == rails[0]:
-                            total[("spine", "up")] += cu * frac
-                            total[("spine", "down")] += cd * frac
+                            total[("spine", "up")] += cu * c * frac
+                            total[("spine", "down")] += cd * c * frac
                         ur = np.where(core, np.maximum(ur, np.maximum(cu[ps], cd[pd])), ur)
                     lat.append(hp[cr])
                     unit.append(ur * frac)
         lt, ut = _pairs(_cat(lat), _cat(unit))
-        steps.append((1, StepForm(lt, ut, {})))
+        steps.append((c, StepForm(lt, ut, {})))
     if steps:      # what every link carries over the whole schedule, for busiest_link
-        steps[0] = (1, StepForm(steps[0][1].lat, steps[0][1].unit, total))
+        c0, first = steps[0]
+        steps[0] = (c0, StepForm(first.lat, first.unit, {k: v / c0 for k, v in total.items()}))
     return {"tree": steps}, False
 
 

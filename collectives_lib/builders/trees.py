@@ -217,6 +217,8 @@ _switch_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadca
 def _chain_cost(group: Group, nbytes: float) -> float | None:
     """The closed form on a switch, and over every GPU of a GPU cluster (:mod:`.tiers`)."""
     if group.whole_cluster and tiers.applies(group.topology):
+        if tiers.chain_work(group.topology, group.chunks) > tiers.CHAIN_WORK:
+            return None
         return tiers.chain_time(group.topology, str(group.collective), nbytes, group.root, group.chunks)
     return _switch_chain_cost(group, nbytes)
 
@@ -225,7 +227,8 @@ def _chain_by_formula(group: Group) -> str | None:
     """Over a whole GPU cluster every step of the chain holds different transfers (about
     N of them, 100,800 on a 1,400-rack GB200 cluster): the tiers' closed form groups
     them by the run of edges between nodes and is exact (``tests/test_tiers.py``)."""
-    if group.whole_cluster and tiers.applies(group.topology) and group.n > 1:
+    if group.whole_cluster and tiers.applies(group.topology) and group.n > 1 and \
+            tiers.chain_work(group.topology, group.chunks) <= tiers.CHAIN_WORK:
         return (f"the chain over {group.n} GPUs runs {group.chunks + group.n - 2} different "
                 f"steps; the closed form over the cluster's tiers is exact")
     return None
