@@ -427,15 +427,9 @@ def _nvls_tree_busiest(group: Group, nbytes: float) -> str | None:
 
 def _nvls_tree_by_formula(group: Group) -> str | None:
     """Past :data:`.tiers.FORMULA_PAST` transfers the closed form (exact) times it."""
-    topo = group.topology
-    if not (tiers.applies(topo) and topo.num_nodes > 1):
-        return None
     footprint = entry("all_reduce", "nvls_tree").size          # (footprints.py)
-    transfers = footprint(group)[0] if footprint else 0
-    if transfers >= tiers.FORMULA_PAST:
-        return (f"NVLS_TREE over {group.n} GPUs holds {transfers:,} transfers; the closed form "
-                f"over the cluster's tiers is exact")
-    return None
+    return tiers.past_formula(group, footprint(group)[0] if footprint else None,
+                              "NVLS_TREE over {n} GPUs holds {transfers} transfers")
 
 
 register("nvls_tree", "all_reduce", in_network=True, applies=_nvls_tree_reason, cost=_nvls_tree_cost, nccl="NVLS_TREE",

@@ -252,13 +252,9 @@ def _ring_by_formula(group: Group) -> str | None:
     """NCCL's rings over a large GPU cluster: the tiers' closed form is exact (held to the
     simulator in ``tests/test_tiers.py``) and takes milliseconds where building and routing
     the schedule's transfers takes seconds (819,200 per phase on 102,400 GPUs)."""
-    if not (group.whole_cluster and tiers.applies(group.topology)):
-        return None
-    footprint = _line_size("ring", 1)(group)
-    if footprint is None or footprint[0] < tiers.FORMULA_PAST:
-        return None
-    return (f"NCCL's rings over {group.n} GPUs hold {footprint[0]:,} transfers per phase; "
-            f"the closed form over the cluster's tiers is exact")
+    footprint = _line_size("ring", 1)(group) if group.whole_cluster else None
+    return tiers.past_formula(group, footprint and footprint[0],
+                              "NCCL's rings over {n} GPUs hold {transfers} transfers per phase")
 
 
 def _line_size(kind: str, phases: int):

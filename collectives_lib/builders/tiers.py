@@ -55,6 +55,17 @@ from .shapes import double_binary_tree, tree_levels
 #: their closed form even where they could be built (it is exact, and milliseconds).
 FORMULA_PAST = 1 << 18
 
+def past_formula(group, transfers: int | None, holds: str) -> str | None:
+    """Why the tiers' closed form times an algorithm over a whole cluster whose schedule
+    would hold ``transfers`` (its footprint), past :data:`FORMULA_PAST`; else None.
+    ``holds`` says what holds them, with ``{n}`` and ``{transfers}`` to fill in."""
+    if not (group.whole_cluster and applies(group.topology)) or transfers is None or \
+            transfers < FORMULA_PAST:
+        return None
+    return (f"{holds.format(n=group.n, transfers=f'{transfers:,}')}; the closed form over the "
+            f"cluster's tiers is exact")
+
+
 #: Link tiers whose loads a step records (the up and down direction of each).
 _TIERS = ("nvl", "nic", "leaf", "spine")
 
@@ -472,19 +483,20 @@ def hierarchical_all_to_all_time(topo: GpuCluster, V: float) -> float:
 # the pipelined chain (broadcast and reduce) over every GPU
 # ---------------------------------------------------------------------------
 
-def _chain_edges(topo: GpuCluster, root: int, reduce: bool):
-    """The chain's edges in order, (position, src, dst) of those between nodes, and
-    whether any edge stays in a node: :func:`~collectives_lib.builders.trees.chain_broadcast`
-    runs rank ``(root + e) mod n`` -> ``(root + e + 1) mod n`` at edge ``e``; a reduce
-    runs every edge turned round."""
-    n, G = topo.num_ranks, topo.gpus_per_node
+def _chain_edges(F: _Fabric, root: int, reduce: bool):
+    """The chain's edges between nodes, in order: their positions, (node, gpu) of each
+    end, each end's leaf; and whether any edge stays in a node.
+    :func:`~collectives_lib.builders.trees.chain_broadcast` runs rank ``(root + e) mod
+    n`` -> ``(root + e + 1) mod n`` at edge ``e``; a reduce runs every edge turned round."""
+    n, G = F.n, F.G
     e = np.arange(n - 1)
     src, dst = (e + root) % n, (e + root + 1) % n
     cross = np.nonzero(src // G != dst // G)[0]
     s, d = src[cross], dst[cross]
     if reduce:
         s, d = d, s
-    return cross, s, d, len(cross) < n - 1
+    ends = (s // G, s % G, d // G, d % G)
+    return cross, ends, F.leaf(ends[0], ends[1]), F.leaf(ends[2], ends[3]), len(cross) < n - 1
 
 
 #: The most (distinct steps x edges between nodes in each) the chain's closed form
@@ -517,10 +529,8 @@ def chain_stages(topo: GpuCluster, collective: str, root: int, chunks: int) -> t
     F = _Fabric(topo)
     frac = 1.0 / K
     reduce = as_collective(collective).reduces
-    pos, s, d, intra = _chain_edges(topo, root, reduce)
-    G = F.G
-    sn, sg, dn, dg = s // G, s % G, d // G, d % G
-    leaves = F.leaf(sn, sg) != F.leaf(dn, dg)
+    pos, (sn, sg, dn, dg), ls, ld, _ = _chain_edges(F, root, reduce)
+    leaves = ls != ld                                        # the edges that leave their leaf
     # step s runs edges s-K+1 .. s; past the fill every step runs all of them (K > n-1),
     # so the steps are counted by their window clipped to the chain, not listed
     if K <= n - 1:               # every step's window differs: list them
@@ -539,7 +549,6 @@ def chain_stages(topo: GpuCluster, collective: str, root: int, chunks: int) -> t
     keys, inverse = np.unique(np.stack([lo, hi, nvl]), axis=1, return_inverse=True)
     counts = np.bincount(inverse.ravel(), weights=weight, minlength=keys.shape[1]).astype(np.int64)
     nvl_part = F.nvlink(frac, frac)
-    ls, ld = F.leaf(sn, sg), F.leaf(dn, dg)
     forms: dict = {}         # a run's time depends on the leaves it leaves and enters, not where it is
     counted: dict = {}
     for (a, b, v), c in zip(keys.T, counts):
@@ -561,12 +570,11 @@ def chain_time(topo: GpuCluster, collective: str, V: float, root: int, chunks: i
 def chain_busiest(topo: GpuCluster, collective: str, V: float, root: int) -> str:
     """The chain's busiest link: every link it uses carries V (the array passes each
     edge once), a leaf's or pod's uplink V for every edge between nodes through it."""
-    F, G = _Fabric(topo), topo.gpus_per_node
-    pos, s, d, intra = _chain_edges(topo, root, as_collective(collective).reduces)
-    sn, sg, dn, dg = s // G, s % G, d // G, d % G
-    leaves = F.leaf(sn, sg) != F.leaf(dn, dg)
+    F = _Fabric(topo)
+    pos, (sn, sg, dn, dg), ls, ld, intra = _chain_edges(F, root, as_collective(collective).reduces)
+    leaves = ls != ld
     go = np.nonzero(leaves)[0]
-    total = _form(*([F.nvlink(1.0, 1.0)] if intra and G > 1 else []),
+    total = _form(*([F.nvlink(1.0, 1.0)] if intra and F.G > 1 else []),
                   *([F.inter(sn[go], sg[go], dn[go], dg[go], 1.0, 1.0, 1.0, bool((~leaves).any()))]
                     if len(pos) else []))
     return busiest_link(topo, ({"chain": [(1, total)]}, False), V)
@@ -577,13 +585,12 @@ def chain_busiest(topo: GpuCluster, collective: str, V: float, root: int) -> str
 # ---------------------------------------------------------------------------
 
 def _node_trees(M: int):
-    """NCCL's two trees over the nodes: per tree (parent, height, depth, number of
-    children) as arrays over the nodes, and the tree's height."""
+    """NCCL's two trees over the nodes: per tree (parent, height, depth) as arrays
+    over the nodes, and the tree's height."""
     out = []
     for parent in double_binary_tree(M):
         height, depth = tree_levels(parent)
-        kids = np.bincount(parent[parent >= 0], minlength=M)
-        out.append((parent, height, depth, kids, int(height[parent < 0][0])))
+        out.append((parent, height, depth, int(height[parent < 0][0])))
     return out
 
 
@@ -624,14 +631,14 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
     par = np.concatenate([p[p >= 0] for p, *_ in trees])
     c0 = G - 1 if chain else 0                   # the chain below a node's head
     up_at = np.concatenate([c0 + h[p >= 0] for p, h, *_ in trees])
-    down_at = np.concatenate([c0 + H + d[p[p >= 0]] for p, h, d, _, H in trees])
+    down_at = np.concatenate([c0 + H + d[p[p >= 0]] for p, _, d, H in trees])
     cross = su[child] != su[par]
     pods = F.pods > 1
     pod = F.pod_of_leaf[su * R] if pods else np.zeros(M, dtype=np.int64)
     hops = np.where(pod[child] != pod[par], 6.0, np.where(cross, 4.0, 2.0)) * lam
     last = max(int(max(up_at.max(initial=0), down_at.max(initial=0))),    # the last step's offset
                max((G - 1 + H + int(d.max()) + G - 2) if chain and G > 1 else 0
-                   for p, h, d, _, H in trees))
+                   for _, _, d, H in trees))
     steps = []
     L = F.S * R
     total = {("nvl", "up"): np.zeros(M), ("nvl", "down"): np.zeros(M), ("nic", "up"): np.zeros(M),
@@ -648,17 +655,17 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
         windows = {(0, s): 1 for s in range(last)}
         windows[(0, last)] = K - last
         windows.update({(lo, last): 1 for lo in range(1, last + 1)})
+    j = np.arange(G)                             # chain positions in a node
+    inside = chain and G > 1
     for (lo, hi), c in windows.items():
         def on(at, lo=lo, hi=hi):
             return (at >= lo) & (at <= hi)
         # NVLink: chain positions j = 1..G-1 send up at G-1-j; j = 0..G-2 down at H + d + j
-        j = np.arange(G)
-        inside = chain and G > 1
         up_chain = on(G - 1 - j[1:]).sum() * 2 if inside else 0           # both trees, every node
         recv_chain = on(G - 2 - j[:-1]).sum() * 2 if inside else 0
         nvl_up = np.full(M, float(up_chain))
         nvl_down = np.full(M, float(recv_chain))
-        for _, _, d, _, H in trees:
+        for _, _, d, H in trees:
             if inside:
                 nvl_up += on(G - 1 + H + d[:, None] + j[None, :-1]).sum(axis=1)
                 nvl_down += on(G - 1 + H + d[:, None] + j[None, 1:] - 1).sum(axis=1)
@@ -689,24 +696,22 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
                 out = np.bincount(s_su, minlength=F.S).astype(float)
                 into = np.bincount(d_su, minlength=F.S).astype(float)
                 uc = u[cr]
+                if pods:                   # a pod's uplink carries every rail's channels
+                    ps, pd = pod[src[cr]], pod[dst[cr]]
+                    core = ps != pd
+                    cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
+                    cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
+                    total[("spine", "up")] += cu * c * frac
+                    total[("spine", "down")] += cd * c * frac
+                    uc = np.where(core, np.maximum(uc, np.maximum(cu[ps], cd[pd])), uc)
                 for r in rails:            # each rail's leaf carries its GPUs' channels
                     ids = np.arange(F.S) * R + r
                     leaf_up = out * per_rail[r] / F.leaf_cap[ids]
                     leaf_down = into * per_rail[r] / F.leaf_cap[ids]
                     total[("leaf", "up")][ids] += leaf_up * c * frac
                     total[("leaf", "down")][ids] += leaf_down * c * frac
-                    ur = np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su]))
-                    if pods:
-                        ps, pd = pod[src[cr]], pod[dst[cr]]
-                        core = ps != pd
-                        cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
-                        cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
-                        if r == rails[0]:
-                            total[("spine", "up")] += cu * c * frac
-                            total[("spine", "down")] += cd * c * frac
-                        ur = np.where(core, np.maximum(ur, np.maximum(cu[ps], cd[pd])), ur)
                     lat.append(hp[cr])
-                    unit.append(ur * frac)
+                    unit.append(np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su])) * frac)
         lt, ut = _pairs(_cat(lat), _cat(unit))
         steps.append((c, StepForm(lt, ut, {})))
     if steps:      # what every link carries over the whole schedule, for busiest_link

@@ -303,13 +303,8 @@ def _tree_by_formula(group: Group) -> str | None:
     if isinstance(group.topology, Switch) and group.n > 1:
         return (f"tree on a switch is {group.n} chains of {group.n} ranks, each carrying "
                 f"1/{group.n} of the array in {group.chunks} chunks; their closed form is exact")
-    topo = group.topology
-    if group.whole_cluster and tiers.applies(topo) and topo.num_nodes > 1:
-        transfers = _tree_size(group)[0]
-        if transfers >= tiers.FORMULA_PAST:
-            return (f"NCCL's trees over {group.n} GPUs hold {transfers:,} transfers; the closed "
-                    f"form over the cluster's tiers is exact")
-    return None
+    return tiers.past_formula(group, _tree_size(group)[0],
+                              "NCCL's trees over {n} GPUs hold {transfers} transfers")
 
 
 register("tree", "all_reduce", applies=_tree_reason, cost=_tree_cost, nccl="TREE", size=_tree_size,
