@@ -594,6 +594,84 @@ def _node_trees(M: int):
     return out
 
 
+def _windows(K: int, last: int) -> dict:
+    """``{(first, last offset): number of steps}`` of a pipeline whose step s runs the
+    offsets ``s-K+1 .. s`` of ``0 .. last``: steps whose window, clipped to the offsets
+    there are, is the same (all of a long pipeline's middle) are counted, not listed."""
+    if K <= last + 1:
+        return {(max(s - K + 1, 0), min(s, last)): 1 for s in range(last + K)}
+    windows = {(0, s): 1 for s in range(last)}     # growing, every offset, shrinking
+    windows[(0, last)] = K - last
+    windows.update({(lo, last): 1 for lo in range(1, last + 1)})
+    return windows
+
+
+def _tree_edges(F: _Fabric, trees, c0: int) -> dict:
+    """The node-tree edges (child, parent) of both trees, the offsets of their steps up
+    and down (``c0``: the chain below a node's head), whether each leaves its Scalable
+    Unit, its route's latency, and the nodes' SUs and pods and the rails' GPUs."""
+    M, G, R = F.M, F.G, F.R
+    nodes = np.arange(M)
+    su = F.su(nodes)
+    per_rail = np.bincount(np.arange(G) % R, minlength=R).astype(float)
+    child = np.concatenate([nodes[p >= 0] for p, *_ in trees])
+    par = np.concatenate([p[p >= 0] for p, *_ in trees])
+    cross = su[child] != su[par]
+    pod = F.pod_of_leaf[su * R] if F.pods > 1 else np.zeros(M, dtype=np.int64)
+    hops = np.where(pod[child] != pod[par], 6.0, np.where(cross, 4.0, 2.0)) * F.topo.nic_latency
+    return dict(child=child, par=par, cross=cross, hops=hops, su=su, pod=pod, per_rail=per_rail,
+                rails=np.nonzero(per_rail)[0],
+                up_at=np.concatenate([c0 + h[p >= 0] for p, h, *_ in trees]),
+                down_at=np.concatenate([c0 + H + d[p[p >= 0]] for p, _, d, H in trees]))
+
+
+def _tree_network_step(F: _Fabric, edges: dict, on, weight: float, frac: float,
+                       total: dict) -> tuple[list, list]:
+    """One window of :func:`tree_stages` between the nodes: the (latency, seconds per byte)
+    of every node-tree edge it runs, each over its NICs, leaves and pods, and what those
+    links carry added to ``total`` (``weight``: steps in the window x ``frac``)."""
+    M, G, R, W = F.M, F.G, F.R, F.topo.nic_bandwidth
+    child, par, cross, hops = edges["child"], edges["par"], edges["cross"], edges["hops"]
+    su, pod, per_rail = edges["su"], edges["pod"], edges["per_rail"]
+    lat, unit = [], []
+    # NICs: each node's head sends up and down its node-tree edges
+    a_up, a_down = on(edges["up_at"]), on(edges["down_at"])
+    nic_up = (np.bincount(child[a_up], minlength=M) + np.bincount(par[a_down], minlength=M)).astype(float)
+    nic_down = (np.bincount(par[a_up], minlength=M) + np.bincount(child[a_down], minlength=M)).astype(float)
+    total[("nic", "up")] += nic_up * weight / W
+    total[("nic", "down")] += nic_down * weight / W
+    src = np.concatenate([child[a_up], par[a_down]])
+    dst = np.concatenate([par[a_up], child[a_down]])
+    cr = np.concatenate([cross[a_up], cross[a_down]])
+    hp = np.concatenate([hops[a_up], hops[a_down]])
+    if len(src):
+        u = np.maximum(nic_up[src], nic_down[dst]) / W
+        lat.append(hp[~cr])
+        unit.append(u[~cr] * frac)
+        if cr.any():
+            s_su, d_su = su[src[cr]], su[dst[cr]]
+            out = np.bincount(s_su, minlength=F.S).astype(float)
+            into = np.bincount(d_su, minlength=F.S).astype(float)
+            uc = u[cr]
+            if F.pods > 1:             # a pod's uplink carries every rail's channels
+                ps, pd = pod[src[cr]], pod[dst[cr]]
+                core = ps != pd
+                cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
+                cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
+                total[("spine", "up")] += cu * weight
+                total[("spine", "down")] += cd * weight
+                uc = np.where(core, np.maximum(uc, np.maximum(cu[ps], cd[pd])), uc)
+            for r in edges["rails"]:            # each rail's leaf carries its GPUs' channels
+                ids = np.arange(F.S) * R + r
+                leaf_up = out * per_rail[r] / F.leaf_cap[ids]
+                leaf_down = into * per_rail[r] / F.leaf_cap[ids]
+                total[("leaf", "up")][ids] += leaf_up * weight
+                total[("leaf", "down")][ids] += leaf_down * weight
+                lat.append(hp[cr])
+                unit.append(np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su])) * frac)
+    return lat, unit
+
+
 @lru_cache(maxsize=16)
 def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict, bool]:
     """``tree`` all-reduce over every GPU of a cluster of two or more nodes
@@ -621,40 +699,20 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
     M, G, R, K = F.M, F.G, F.R, int(chunks)
     frac = 1.0 / (2 * G * K)
     trees = _node_trees(M)
-    nodes = np.arange(M)
-    su = F.su(nodes)
-    per_rail = np.bincount(np.arange(G) % R, minlength=R).astype(float)
-    rails = np.nonzero(per_rail)[0]
-    W, Wn, lam, lamn = topo.nic_bandwidth, topo.nvlink_bandwidth, topo.nic_latency, topo.nvlink_latency
-    # the node-tree edges (child, parent) of both trees, with their steps up and down
-    child = np.concatenate([nodes[p >= 0] for p, *_ in trees])
-    par = np.concatenate([p[p >= 0] for p, *_ in trees])
-    c0 = G - 1 if chain else 0                   # the chain below a node's head
-    up_at = np.concatenate([c0 + h[p >= 0] for p, h, *_ in trees])
-    down_at = np.concatenate([c0 + H + d[p[p >= 0]] for p, _, d, H in trees])
-    cross = su[child] != su[par]
-    pods = F.pods > 1
-    pod = F.pod_of_leaf[su * R] if pods else np.zeros(M, dtype=np.int64)
-    hops = np.where(pod[child] != pod[par], 6.0, np.where(cross, 4.0, 2.0)) * lam
-    last = max(int(max(up_at.max(initial=0), down_at.max(initial=0))),    # the last step's offset
-               max((G - 1 + H + int(d.max()) + G - 2) if chain and G > 1 else 0
-                   for _, _, d, H in trees))
+    Wn, lamn = topo.nvlink_bandwidth, topo.nvlink_latency
+    edges = _tree_edges(F, trees, G - 1 if chain else 0)
+    last = max(int(max(edges["up_at"].max(initial=0), edges["down_at"].max(initial=0))),
+               max((G - 1 + H + int(d.max()) + G - 2) if chain and G > 1 else 0     # the last
+                   for _, _, d, H in trees))                                     # step's offset
     steps = []
     L = F.S * R
     total = {("nvl", "up"): np.zeros(M), ("nvl", "down"): np.zeros(M), ("nic", "up"): np.zeros(M),
              ("nic", "down"): np.zeros(M), ("leaf", "up"): np.zeros(L), ("leaf", "down"): np.zeros(L)}
-    if pods:
+    if F.pods > 1:
         total[("spine", "up")], total[("spine", "down")] = np.zeros(F.pods), np.zeros(F.pods)
     # step s runs the offsets s-K+1 .. s: steps whose window, clipped to the offsets
     # there are, is the same (all of a long pipeline's middle) take the same time
-    windows: dict = {}
-    if K <= last + 1:
-        for s in range(last + K):
-            windows[(max(s - K + 1, 0), min(s, last))] = 1
-    else:                        # growing, K - last - 1 steps with every offset, shrinking
-        windows = {(0, s): 1 for s in range(last)}
-        windows[(0, last)] = K - last
-        windows.update({(lo, last): 1 for lo in range(1, last + 1)})
+    windows = _windows(K, last)
     j = np.arange(G)                             # chain positions in a node
     inside = chain and G > 1
     for (lo, hi), c in windows.items():
@@ -677,41 +735,9 @@ def tree_stages(topo: GpuCluster, chunks: int, chain: bool = True) -> tuple[dict
             u = np.unique(busy[busy > 0])
             lat.append(np.full(len(u), 2 * lamn))
             unit.append(u * frac / Wn)
-        # NICs: each node's head sends up and down its node-tree edges
-        a_up, a_down = on(up_at), on(down_at)
-        nic_up = (np.bincount(child[a_up], minlength=M) + np.bincount(par[a_down], minlength=M)).astype(float)
-        nic_down = (np.bincount(par[a_up], minlength=M) + np.bincount(child[a_down], minlength=M)).astype(float)
-        total[("nic", "up")] += nic_up * c * frac / W
-        total[("nic", "down")] += nic_down * c * frac / W
-        src = np.concatenate([child[a_up], par[a_down]])
-        dst = np.concatenate([par[a_up], child[a_down]])
-        cr = np.concatenate([cross[a_up], cross[a_down]])
-        hp = np.concatenate([hops[a_up], hops[a_down]])
-        if len(src):
-            u = np.maximum(nic_up[src], nic_down[dst]) / W
-            lat.append(hp[~cr])
-            unit.append(u[~cr] * frac)
-            if cr.any():
-                s_su, d_su = su[src[cr]], su[dst[cr]]
-                out = np.bincount(s_su, minlength=F.S).astype(float)
-                into = np.bincount(d_su, minlength=F.S).astype(float)
-                uc = u[cr]
-                if pods:                   # a pod's uplink carries every rail's channels
-                    ps, pd = pod[src[cr]], pod[dst[cr]]
-                    core = ps != pd
-                    cu = np.bincount(ps[core], minlength=F.pods) * G / F.core_cap
-                    cd = np.bincount(pd[core], minlength=F.pods) * G / F.core_cap
-                    total[("spine", "up")] += cu * c * frac
-                    total[("spine", "down")] += cd * c * frac
-                    uc = np.where(core, np.maximum(uc, np.maximum(cu[ps], cd[pd])), uc)
-                for r in rails:            # each rail's leaf carries its GPUs' channels
-                    ids = np.arange(F.S) * R + r
-                    leaf_up = out * per_rail[r] / F.leaf_cap[ids]
-                    leaf_down = into * per_rail[r] / F.leaf_cap[ids]
-                    total[("leaf", "up")][ids] += leaf_up * c * frac
-                    total[("leaf", "down")][ids] += leaf_down * c * frac
-                    lat.append(hp[cr])
-                    unit.append(np.maximum(uc, np.maximum(leaf_up[s_su], leaf_down[d_su])) * frac)
+        more_lat, more_unit = _tree_network_step(F, edges, on, c * frac, frac, total)
+        lat += more_lat
+        unit += more_unit
         lt, ut = _pairs(_cat(lat), _cat(unit))
         steps.append((c, StepForm(lt, ut, {})))
     if steps:      # what every link carries over the whole schedule, for busiest_link
