@@ -131,6 +131,33 @@ def test_busbw_prediction_draws_busbw_with_the_collectives_factor():
     assert "NCCL's model" in art["axes"].get_title() and art["alt"]
 
 
+def test_busbw_prediction_holds_each_kind_to_its_own_bound():
+    # one DGX H100: NVLS's busbw is above the bound of switches that only forward (the
+    # ring's 2(N-1)/N over NVLink) and below the dotted one of switches that reduce
+    pytest.importorskip("matplotlib")
+    topo = cl.parse_topology("dgx-h100:1")
+    sizes = [2**k for k in range(10, 35, 2)]
+    es = cl.models.sweep("all_reduce", topo, sizes, model="nccl")
+    forward = [b.time for b in cl.bounds.lower_bounds("all_reduce", topo, sizes, network=False)]
+    reduce = [b.time for b in cl.bounds.lower_bounds("all_reduce", topo, sizes, network=True)]
+    art = cl.draw.draw_busbw_prediction("all_reduce", 8, sizes, [e.time for e in es], forward,
+                                        network_bound=reduce)
+    y, dashed = art["model"].get_ydata(), art["bound"].get_ydata()
+    dotted = np.asarray(art["network_bound"].get_ydata(), dtype=float)
+    nvls = np.array([e.nccl_algorithm == "NVLS" for e in es])
+    assert nvls[-1] and y[-1] > dashed[-1]                 # above the forwarding bound...
+    assert np.all(np.fmax(dotted, dashed) >= y - 1e-9)     # ...never above its own
+    assert np.isnan(dotted[0]) and dotted[-1] > dashed[-1] * 1.5   # drawn where it is lower
+    # without NVLS (A100) there is no second line
+    a100 = cl.parse_topology("dgx-a100:1")
+    es = cl.models.sweep("all_reduce", a100, sizes, model="nccl")
+    both = [[b.time for b in cl.bounds.lower_bounds("all_reduce", a100, sizes, network=n)]
+            for n in (False, True)]
+    art = cl.draw.draw_busbw_prediction("all_reduce", 8, sizes, [e.time for e in es], both[0],
+                                        network_bound=both[1])
+    assert art["network_bound"] is None
+
+
 @pytest.mark.parametrize("kw, message", [
     ({"num_ranks": 1}, "num_ranks must be a whole number >= 2, got 1"),
     ({"sizes": [1024]}, "sizes must be at least two positive sizes"),

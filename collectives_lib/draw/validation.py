@@ -97,12 +97,17 @@ def _times(name: str, values, shape) -> np.ndarray:
 
 
 def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *, picks=None,
-                          measured=None, title: str = "", ax=None):
+                          measured=None, network_bound=None, title: str = "", ax=None):
     """What nccl-tests should print for ``collective`` on ``num_ranks`` GPUs: the bus
     bandwidth NCCL's model predicts against message size (a solid line, with one marker
     per size coloured by what the model expects NCCL to run there, ``picks``, e.g.
     ``"NVLS/SIMPLE"``), the bus bandwidth of the lower bound on the time (dashed: no
     algorithm of that kind gets above it) and, optionally, measured times (black points).
+    ``network_bound`` (optional) is the bound when the switches reduce (NVLS, SHARP:
+    :func:`~collectives_lib.bounds.lower_bounds` with ``network=True``), drawn dotted
+    beside ``bound`` (then the bound of algorithms whose switches only forward) at the
+    sizes where it is the lower: each algorithm is read against its own bound, not one
+    line that steps as NCCL's pick changes kind.
 
     ``sizes`` in bytes (nccl-tests' convention); ``predicted``, ``bound`` and ``measured``
     are times in seconds at those sizes; busbw is ``size / time`` times the collective's
@@ -110,8 +115,8 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
     takes fewer size ticks and a one-column legend. Introduced in the chapter
     *Running and reading NCCL*.
 
-    Returns ``{"model": Line2D, "bound": Line2D, "measured": Line2D or None, "picks":
-    {label: PathCollection}, "figure", "axes", "alt"}``.
+    Returns ``{"model": Line2D, "bound": Line2D, "network_bound": Line2D or None,
+    "measured": Line2D or None, "picks": {label: PathCollection}, "figure", "axes", "alt"}``.
     """
     coll = Collective(collective)
     if isinstance(num_ranks, bool) or int(num_ranks) != num_ranks or num_ranks < 2:
@@ -121,7 +126,8 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
         raise CollectivesError(f"sizes must be at least two positive sizes in bytes, got {sizes.size}")
     factor = coll.busbw_factor(int(num_ranks))
     bus = {k: sizes / _times(k, v, sizes.shape) * factor / 1e9
-           for k, v in (("predicted", predicted), ("bound", bound), ("measured", measured)) if v is not None}
+           for k, v in (("predicted", predicted), ("bound", bound), ("measured", measured),
+                        ("network_bound", network_bound)) if v is not None}
     if picks is not None and len(picks) != sizes.size:
         raise CollectivesError(f"picks must name one algorithm per size ({sizes.size}), got {len(picks)}")
     if ax is None:
@@ -130,8 +136,14 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
         fig = ax.figure
     color, _, _ = ALGORITHM_STYLES[0]
     model = ax.plot(sizes, bus["predicted"], "-", color=color, lw=1.6, label="NCCL's model", zorder=2)[0]
-    lower = ax.plot(sizes, bus["bound"], "--", color=MUTED_COLOR, lw=1.3,
-                    label="lower bound, as busbw", zorder=1)[0]
+    apart = "network_bound" in bus and bool(np.any(bus["network_bound"] > bus["bound"] * 1.001))
+    lower = ax.plot(sizes, bus["bound"], "--", color=MUTED_COLOR, lw=1.3, zorder=1,
+                    label="lower bound, as busbw" + (": switches forward" if apart else ""))[0]
+    innet = None
+    if apart:
+        higher = np.where(bus["network_bound"] > bus["bound"] * 1.001, bus["network_bound"], np.nan)
+        innet = ax.plot(sizes, higher, ":", color=TEXT_COLOR, lw=1.5, zorder=1,
+                        label="lower bound: switches reduce (NVLS)")[0]
     marks = {}
     for i, label in enumerate(dict.fromkeys(picks or ())):
         at = np.array([p == label for p in picks])
@@ -150,15 +162,20 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
     step = max(1, (hi - lo + most - 1) // most)
     ticks = [2.0**k for k in range(lo, hi + 1, step)]
     ax.set_xticks(ticks, [format_bytes(t, binary=True) for t in ticks])
-    ax.set_ylim(0, max(float(np.max(v)) for v in bus.values()) * (1.5 if wide else 1.7))   # room for the legend
+    top = max(float(np.nanmax(v)) for v in bus.values())
+    ax.set_ylim(0, top * (1.1 if wide else 1.7))      # a wide figure's legend is below it
     label_axes(ax, title or f"{coll.value.replace('_', '-')}, {int(num_ranks)} GPUs (NCCL's model)",
                "message size (nccl-tests' convention)", "bus bandwidth (GB/s)", tick_role="tick")
     grid(ax)
-    legend(ax, loc="upper left", ncol=2 if wide else 1)
+    if wide:
+        legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    else:
+        legend(ax, loc="upper left")
     peak = float(bus["predicted"][-1])
     alt = (f"Bus bandwidth against message size for {coll.value} on {int(num_ranks)} GPUs: NCCL's model "
            f"rises to {peak:.0f} GB/s at the largest size, under the dashed busbw of the lower bound"
+           + (" (dotted: the bound when the switches reduce, which NVLS is held to)" if apart else "")
            + ("; measured points lie along it" if meas is not None else "")
            + (f"; markers say what NCCL runs: {', '.join(marks)}" if marks else ""))
-    return {"model": model, "bound": lower, "measured": meas, "picks": marks, "figure": fig, "axes": ax,
-            "alt": alt}
+    return {"model": model, "bound": lower, "network_bound": innet, "measured": meas, "picks": marks,
+            "figure": fig, "axes": ax, "alt": alt}
