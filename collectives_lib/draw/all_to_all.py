@@ -186,7 +186,12 @@ def draw_all_to_all_explorer(curves: dict, nbytes: float):
     lines = []
     for key, colour, ls, lw, label in _A2A_CURVES:
         lines += ax.plot(sizes, curves[key], color=colour, ls=ls, lw=lw, label=label)
-        ax.plot([sizes[at]], [curves[key][at]], "o", color=colour, ms=5, zorder=4)
+        # the dashed and dotted curves' points hollow rings of two sizes, the solid ones'
+        # dots: where times coincide (one-way ring and all-gather at N = 64) all show
+        hollow = not isinstance(ls, str)
+        ms = {"one-way ring": 8, "all_gather": 12}.get(key, 5)
+        ax.plot([sizes[at]], [curves[key][at]], "o", ms=ms, zorder=4, color=colour,
+                mfc="none" if hollow else colour, mew=1.6 if hollow else 1)
     ring, bound, ag = (curves[k][at] for k in ("bidirectional ring", "bound", "all_gather"))
     said = [f"at V = {format_bytes(sizes[at], binary=True)}, N = {n}", "all-to-all:",
             f"  bidirectional ring {format_time(ring)}", f"    (lower bound {format_time(bound)})",

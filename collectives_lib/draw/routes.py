@@ -240,7 +240,8 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
     fig, ax = axes_for(ax, None if ax is not None else 0.9 + 0.9 * n_paths)
     lines = []
     width = max(len(p) for p in paths)
-    size = FONT["label"] if width <= 8 else FONT["detail"]     # a short route has room to read
+    short = width <= 8                                          # a short route has room to read:
+    size = FONT["label"] if short else FONT["detail"]           # larger words, nodes and links
     links = topo.links
     for k, path in enumerate(paths):
         y = -k
@@ -249,21 +250,23 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
         for h, (u, v) in enumerate(zip(path[:-1], path[1:])):
             lid = topo.link_between(u, v)
             klass = LINK_CLASSES[int(links.klass[lid])] if lid >= 0 else "link"
-            segs.append([[xs[h] + 0.28, y], [xs[h + 1] - 0.28, y]])
+            gap = 0.22 if short else 0.28
+            segs.append([[xs[h] + gap, y], [xs[h + 1] - gap, y]])
             colors.append(LINK_COLORS[klass])
             styles.append(LINK_LINESTYLES[klass])
             label = LINK_LABELS[klass] + (f"\n{format_rate(links.bandwidth[lid])}" if lid >= 0 else "")
-            ax.text(xs[h] + 0.5, y + 0.08, label, ha="center", va="bottom", fontsize=size, color=TEXT_COLOR)
-        coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=2.5, zorder=1)
+            ax.text(xs[h] + 0.5, y + (0.1 if short else 0.08), label, ha="center", va="bottom", fontsize=size, color=TEXT_COLOR)
+        coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=4 if short else 2.5,
+                              zorder=1)
         ax.add_collection(coll, autolim=False)
-        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=9, mfc=NODE_COLOR, mec=NODE_EDGE_COLOR,
-                      zorder=2, label=f"route {k + 1}: {hops[k]} hops")
+        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=16 if short else 9, mfc=NODE_COLOR,
+                      mec=NODE_EDGE_COLOR, zorder=2, label=f"route {k + 1}: {hops[k]} hops")
         ax.add_line(line)
         lines.append(line)
         for h, node in enumerate(path):
             words = topo.node_label(node).split()
             half = (len(words) + 1) // 2
-            ax.text(xs[h], y - 0.12, " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
+            ax.text(xs[h], y - (0.16 if short else 0.12), " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
                     fontsize=size, color=TEXT_COLOR)
     ax.set_xlim(-0.6, width - 0.4)
     ax.set_ylim(-n_paths + 0.35, 0.55)

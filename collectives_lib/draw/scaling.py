@@ -12,7 +12,7 @@ import numpy as np
 from ..book import scaling
 from ..errors import CollectivesError
 from ..units import format_time
-from .figure import grid, label_axes, legend, new_figure
+from .figure import grid, label_axes, legend, new_figure, time_unit
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, IDLE_COLOR, MUTED_COLOR, OP_COLORS, RANK_COLORS,
                     TEXT_COLOR)
 
@@ -46,14 +46,18 @@ def draw_amdahl(compute: float, sync: float, chip: float):
     left.invert_yaxis()
     left.set_xlim(0, (a.compute + a.sync) * 1e6 * 1.4)
     label_axes(left, "one training step", "step time (µs)", None, tick_role="tick")
-    legend(left, loc="lower right", role="tick")
+    legend(left, loc="center right", role="tick")           # between the two bars
     achieved = [scaling.amdahl(a.compute, a.sync, s).speedup for s in _SPEEDUPS]
     right.plot(_SPEEDUPS, _SPEEDUPS, color=MUTED_COLOR, ls="--", lw=1, label="ideal: what you paid for")
     right.plot(_SPEEDUPS, achieved, color=OP_COLORS["copy"], lw=2, label="achieved")
     right.axhline(a.limit, color=OP_COLORS["reduce"], ls=":", lw=1.3, label=f"limit (C+S)/S = {a.limit:.3g}x")
     right.plot([chip], [a.speedup], "o", color=TEXT_COLOR, ms=6, zorder=4)
-    right.annotate(f"{a.speedup:.2f}x", (chip, a.speedup), xytext=(6, -14), textcoords="offset points",
-                   size=FONT["annotation"])
+    # below the point, unless that is the axis (a speed-up near 1x): then above it, on a
+    # white patch over the two lines that leave the point
+    low = a.speedup < 1.3
+    right.annotate(f"{a.speedup:.2f}x", (chip, a.speedup), xytext=(8, 6 if low else -14),
+                   textcoords="offset points", size=FONT["annotation"], zorder=5,
+                   bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none"))
     ticks = [1, 4, 16, 64, 256]
     right.set(xscale="log", yscale="log", xlim=(1, 256), ylim=(1, 64))
     right.minorticks_off()
@@ -85,12 +89,15 @@ def draw_slowest_tail(n: int, sigma: float):
     ax.plot(x, top, color=RANK_COLORS[0], lw=2, label=f"slowest of {n}")
     ax.axvline(m, color=TEXT_COLOR, lw=1, ls=":")
     where = f" at one chip's {percentile(q)}" if q < 1 else ""
-    ax.text(m, 0.97, f" median slowest: {m:.3g}x the median chip\n{where}",
-            transform=ax.get_xaxis_transform(), va="top", size=FONT["annotation"])
+    # the label in the headroom above both curves, on the side of the line with more room
+    right_half = (m - x[0]) / (x[-1] - x[0]) > 0.55
+    ax.text(m, 0.97, f" median slowest: {m:.3g}x the median chip \n{where} ",
+            transform=ax.get_xaxis_transform(), va="top", ha="right" if right_half else "left",
+            size=FONT["annotation"])
     ax.set_xlim(x[0], x[-1])
-    ax.set_ylim(0, max(one.max(), top.max()) * 1.15)
+    ax.set_ylim(0, max(one.max(), top.max()) * 1.3)
     label_axes(ax, None, "step time (multiples of one chip's median)", "probability density", tick_role="tick")
-    legend(ax, loc="center right")
+    legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)     # below: never on a curve
     alt = (f"Density of one chip's step time (spread {sigma:g}) and of the slowest of {n} chips, with the "
            f"median of the slowest, {m:.3g} times the median chip, marked")
     return {"figure": fig, "axes": ax, "alt": alt}
@@ -146,23 +153,25 @@ def draw_straggler_step(schedule, healthy, straggler, k: int, *, slow: int, what
     if isinstance(k, bool) or int(k) != k or not 0 <= k <= K:
         raise CollectivesError(f"k must be a whole number of steps in 0..{K}, got {k!r}")
     fig, ax = new_figure(height=3.2, pyplot=False)
+    scale, unit = time_unit(straggler.total)      # the axis in the unit the run's length reads in
+    u = 1 / scale
     for j in range(k):
         color = OP_COLORS["reduce" if schedule.steps[j].stage == "reduce-scatter" else "copy"]
-        t0, dt = straggler.start[j] * 1e6, straggler.step_times[j] * 1e6
+        t0, dt = straggler.start[j] * u, straggler.step_times[j] * u
         for r in range(P):
-            busy = straggler.busy[j, r] * 1e6
+            busy = straggler.busy[j, r] * u
             ax.broken_barh([(t0, busy)], (r - 0.38, 0.76), facecolors=color, edgecolor=EMPTY_COLOR, lw=0.5,
                            alpha=1.0 if j == k - 1 else 0.55)
             ax.broken_barh([(t0 + busy, dt - busy)], (r - 0.38, 0.76), facecolors=IDLE_COLOR,
                            edgecolor=FAINT_COLOR, hatch="///", lw=0)
         ax.axvline(t0 + dt, color=MUTED_COLOR, lw=0.6)
-    ax.axvline(healthy.total * 1e6, color=TEXT_COLOR, ls="--", lw=1.2)
+    ax.axvline(healthy.total * u, color=TEXT_COLOR, ls="--", lw=1.2)
     ax.set_yticks(range(P), [f"GPU {r}" + (" (slow)" if r == slow else "") for r in range(P)])
     ax.set_ylim(P - 0.4, -0.6)
-    ax.set_xlim(0, straggler.total * 1e6 * 1.02)
+    ax.set_xlim(0, straggler.total * u * 1.02)
     done = straggler.start[k - 1] + straggler.step_times[k - 1] if k else 0.0
     label_axes(ax, f"{what}{': ' if what else ''}{k} of {K} steps, {format_time(done)} elapsed",
-               "time (µs)", None, tick_role="tick")
+               f"time ({unit})", None, tick_role="tick")
     legend(ax, [Patch(color=OP_COLORS["reduce"], label="reduce-scatter transfer"),
                 Patch(color=OP_COLORS["copy"], label="all-gather transfer"),
                 Patch(facecolor=IDLE_COLOR, edgecolor=FAINT_COLOR, hatch="///", label="waiting"),
