@@ -144,8 +144,7 @@ def test_busbw_prediction_holds_each_kind_to_its_own_bound():
                                         network_bound=reduce)
     y, dashed = art["model"].get_ydata(), art["bound"].get_ydata()
     dotted = np.asarray(art["network_bound"].get_ydata(), dtype=float)
-    nvls = np.array([e.nccl_algorithm == "NVLS" for e in es])
-    assert nvls[-1] and y[-1] > dashed[-1]                 # above the forwarding bound...
+    assert es[-1].nccl_algorithm == "NVLS" and y[-1] > dashed[-1]   # above forwarding's...
     assert np.all(np.fmax(dotted, dashed) >= y - 1e-9)     # ...never above its own
     assert np.isnan(dotted[0]) and dotted[-1] > dashed[-1] * 1.5   # drawn where it is lower
     # without NVLS (A100) there is no second line

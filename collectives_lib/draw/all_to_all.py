@@ -158,10 +158,13 @@ def draw_moe_skew(ring, curve, skew: float, *, exchange: str, top_k: int, topolo
 
 
 #: The all-to-all explorer's curves: key of the curves, colour, line style, width, label.
-_A2A_CURVES = (("bidirectional ring", OP_COLORS["copy"], "-", 2.0, "all-to-all, bidirectional ring"),
-               ("chain", OP_COLORS["reduce"], "-", 1.6, "all-to-all, chain"),
-               ("one-way ring", TEXT_COLOR, (0, (4, 2)), 1.4, "all-to-all, one-way ring"),
-               ("all_gather", MUTED_COLOR, (0, (1, 2)), 2.4, "all-gather, bidirectional ring"))
+#: (key, colour, line style, width, label, marker size): the dashed and dotted curves' points
+#: are hollow rings of two sizes, the solid ones' dots, so where times coincide (one-way ring
+#: and all-gather at N = 64) all show
+_A2A_CURVES = (("bidirectional ring", OP_COLORS["copy"], "-", 2.0, "all-to-all, bidirectional ring", 5),
+               ("chain", OP_COLORS["reduce"], "-", 1.6, "all-to-all, chain", 5),
+               ("one-way ring", TEXT_COLOR, (0, (4, 2)), 1.4, "all-to-all, one-way ring", 8),
+               ("all_gather", MUTED_COLOR, (0, (1, 2)), 2.4, "all-gather, bidirectional ring", 12))
 
 
 def draw_all_to_all_explorer(curves: dict, nbytes: float):
@@ -184,12 +187,9 @@ def draw_all_to_all_explorer(curves: dict, nbytes: float):
     fig, (ax, side) = new_figure(1, 2, height=3.6, pyplot=False, width_ratios=[2.6, 1])
     side.set_axis_off()                       # the legend and the chosen point's numbers
     lines = []
-    for key, colour, ls, lw, label in _A2A_CURVES:
+    for key, colour, ls, lw, label, ms in _A2A_CURVES:
         lines += ax.plot(sizes, curves[key], color=colour, ls=ls, lw=lw, label=label)
-        # the dashed and dotted curves' points hollow rings of two sizes, the solid ones'
-        # dots: where times coincide (one-way ring and all-gather at N = 64) all show
         hollow = not isinstance(ls, str)
-        ms = {"one-way ring": 8, "all_gather": 12}.get(key, 5)
         ax.plot([sizes[at]], [curves[key][at]], "o", ms=ms, zorder=4, color=colour,
                 mfc="none" if hollow else colour, mew=1.6 if hollow else 1)
     ring, bound, ag = (curves[k][at] for k in ("bidirectional ring", "bound", "all_gather"))

@@ -242,6 +242,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
     width = max(len(p) for p in paths)
     short = width <= 8                                          # a short route has room to read:
     size = FONT["label"] if short else FONT["detail"]           # larger words, nodes and links
+    gap = 0.22 if short else 0.28                               # between a link and its nodes
     links = topo.links
     for k, path in enumerate(paths):
         y = -k
@@ -250,7 +251,6 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
         for h, (u, v) in enumerate(zip(path[:-1], path[1:])):
             lid = topo.link_between(u, v)
             klass = LINK_CLASSES[int(links.klass[lid])] if lid >= 0 else "link"
-            gap = 0.22 if short else 0.28
             segs.append([[xs[h] + gap, y], [xs[h + 1] - gap, y]])
             colors.append(LINK_COLORS[klass])
             styles.append(LINK_LINESTYLES[klass])

@@ -136,12 +136,13 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
         fig = ax.figure
     color, _, _ = ALGORITHM_STYLES[0]
     model = ax.plot(sizes, bus["predicted"], "-", color=color, lw=1.6, label="NCCL's model", zorder=2)[0]
-    apart = "network_bound" in bus and bool(np.any(bus["network_bound"] > bus["bound"] * 1.001))
+    lower_at = bus["network_bound"] > bus["bound"] * 1.001 if "network_bound" in bus else None
+    apart = lower_at is not None and bool(lower_at.any())
     lower = ax.plot(sizes, bus["bound"], "--", color=MUTED_COLOR, lw=1.3, zorder=1,
                     label="lower bound, as busbw" + (": switches forward" if apart else ""))[0]
     innet = None
     if apart:
-        higher = np.where(bus["network_bound"] > bus["bound"] * 1.001, bus["network_bound"], np.nan)
+        higher = np.where(lower_at, bus["network_bound"], np.nan)
         innet = ax.plot(sizes, higher, ":", color=TEXT_COLOR, lw=1.5, zorder=1,
                         label="lower bound: switches reduce (NVLS)")[0]
     marks = {}
