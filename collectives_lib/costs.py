@@ -472,15 +472,32 @@ def direct_all_to_all_torus(dims, V: float, W: float, alpha: float = 0.0) -> flo
     plus ``d / 4`` for the tied opposite rank of an even ``d``.
     """
     dims = tuple(int(d) for d in dims)
+    return direct_all_to_all_mesh(dims, ["bidirectional_ring" if d > 2 else "chain" for d in dims],
+                                  V, W, alpha)
+
+
+def direct_all_to_all_mesh(dims, kinds, V: float, W: float, alpha: float = 0.0) -> float:
+    """Direct all-to-all over axes of any kind (``kinds`` per axis: ``"bidirectional_ring"``
+    with wraparound both ways, ``"ring"`` one way, ``"chain"`` without wraparound), routed
+    dimension by dimension, all at once. ``V`` is the whole array.
+
+    The messages whose leg along axis ``a`` goes from position ``i`` to ``j`` are ``n / d_a``
+    per line along ``a``, so a link of that line carries ``n / d_a`` times the blocks of a
+    one-axis all-to-all over it (:func:`line_all_to_all_load`: the middle link of a chain,
+    every link of a ring), each ``V / n**2``; the longest route crosses ``floor(d_a / 2)``
+    links of a two-way ring and ``d_a - 1`` of a chain or a one-way ring::
+
+        t = alpha * sum_a hops(d_a) + max_a load(d_a) V / (n d_a W)
+
+    On a torus that wraps both ways this is :func:`direct_all_to_all_torus`.
+    """
+    dims, kinds = _line_kinds(dims, kinds, _A2A_KINDS)
     n = math.prod(dims)
     if n < 2:
         return 0.0
-
-    def one_way(d: int) -> float:
-        m = (d - 1) // 2
-        return m * (m + 1) / 2 + (d / 4 if d % 2 == 0 else 0.0)
-    load = max((n // d) * one_way(d) for d in dims if d > 1) * V / (n * n)
-    return alpha * sum(d // 2 for d in dims) + load / W
+    load = max(line_all_to_all_load(d, k) / d for d, k in zip(dims, kinds) if d > 1) * V / n
+    hops = sum(d // 2 if k == "bidirectional_ring" else d - 1 for d, k in zip(dims, kinds))
+    return alpha * hops + load / W
 
 
 # -- several mesh axes at once (any sizes, any mix of rings and chains) ------------

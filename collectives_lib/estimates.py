@@ -242,7 +242,7 @@ class IdealEstimate(Estimate):
         """The busiest link, or what the closed form assumes."""
         r = self.result
         if r is None:
-            return self.formula_bottleneck or "closed form: the busiest link of the formula"
+            return self.formula_bottleneck or "closed form, not simulated: it names no single link"
         return r.bottleneck
 
     def stages(self):

@@ -174,6 +174,54 @@ def test_direct_all_to_all_on_a_torus_meets_its_closed_form():
         assert cl.simulate(s, t, V).time == pytest.approx(want, rel=1e-12), dims
 
 
+@pytest.mark.parametrize("dims, wrap, both_ways, axes", [
+    ((3, 5), False, True, None), ((4, 4), False, True, None), ((5, 4), False, True, ["y"]),
+    ((4, 6, 3), [True, False, True], True, None), ((3, 4), True, False, None),
+    ((2, 5), True, False, None), ((8, 3), [False, True], True, ["x"]), ((2, 2), True, True, None),
+])
+def test_direct_all_to_all_on_meshes_and_one_way_tori_meets_its_closed_form(dims, wrap, both_ways,
+                                                                           axes):
+    """Without wraparound the middle links carry the most (floor(d/2) ceil(d/2) pairs of a
+    line, each n/d messages); one way round a ring every link carries n(n-1)/2: the closed
+    form is the simulator's time exactly."""
+    t = cl.Torus(dims, wrap, bandwidth=45e9, latency=1e-6, bidirectional=both_ways)
+    s = cl.build("all_to_all", t, "direct", axes=axes)
+    V = s.round_size(3 * 2**20)
+    group, _ = group_for("all_to_all", t, axes)
+    want = registry.entry("all_to_all", "direct").closed_form(group, V)
+    assert want is not None
+    assert cl.simulate(s, t, V).time == pytest.approx(want, rel=1e-12)
+
+
+def test_direct_all_to_all_on_a_large_mesh_is_timed_by_its_closed_form():
+    """A 64x64 mesh's direct all-to-all holds 16.8M transfers: it used to have no closed form
+    and no other algorithm applies over both axes, so estimate refused."""
+    e = cl.estimate("all_to_all", cl.mesh((64, 64), bandwidth=1e9), 2**30)
+    assert e.algorithm == "direct" and e.how == "closed form"
+    assert e.time == pytest.approx(e.bound.time, rel=1e-9)
+    assert "middle ones most" in e.bottleneck and "1 GB/s" in e.bottleneck
+
+
+@pytest.mark.parametrize("topology, collective, algorithm, words", [
+    (cl.Switch(501, bandwidth=1e9), "all_reduce", "tree", "links to and from the switch"),
+    (cl.Ring(8192, bandwidth=1e9), "all_to_all", None, "the ring's links, alike"),
+    (cl.Chain(2048, bandwidth=1e9), "all_reduce", None, "chain's links, the middle ones most"),
+    (cl.Torus((1000, 1000), bandwidth=1e9), "all_reduce", None, "torus's links along axes x, y"),
+])
+def test_a_closed_form_names_the_links_it_is_written_over(topology, collective, algorithm, words):
+    e = cl.estimate(collective, topology, 2**30, algorithm=algorithm or "auto")
+    assert e.how == "closed form", e.how
+    assert words in e.bottleneck and "not simulated" in e.bottleneck, e.bottleneck
+
+
+def test_too_large_names_what_fits_not_an_algorithm_that_does_not_apply():
+    """Over both axes of a torus the ring does not apply: the hint names what does and fits."""
+    with pytest.raises(cl.CollectivesError) as err:
+        cl.build("all_reduce", cl.Torus((64, 64), bandwidth=1e9), "direct")
+    msg = str(err.value)
+    assert "use ring" not in msg and "multi_axis" in msg and "which fit" in msg
+
+
 def test_direct_all_to_all_on_a_torus_by_hand():
     # a 4x4 torus: one rank's messages take 0+1+2/2+1 = ... one way round a line of 4:
     # offset 1 one hop, offset 2 tied (half each way, 2 hops): s(4) = 1 + 4/4 = 2 hops;

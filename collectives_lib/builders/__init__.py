@@ -164,6 +164,12 @@ def closed_form_for(alg: Algorithm, group: Group, num_groups: int) -> str | None
     return why
 
 
+def _fitting(group: Group, num_groups: int) -> list[str]:
+    """The algorithms that apply to ``group`` and whose schedules fit under the caps."""
+    return [name for name, e in entries(group.collective).items()
+            if e.reason(group) is None and too_large(e, group, num_groups) is None]
+
+
 def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
     """The schedule of ``alg`` run in every group at once (``groups`` from :func:`group_for`)."""
     big = too_large(alg, group, len(groups))
@@ -173,10 +179,9 @@ def build_group(alg: Algorithm, group: Group, groups: np.ndarray) -> Schedule:
             hint = "; estimate answers with its closed form instead"
         elif getattr(group.topology, "gpu_system", None) is not None:
             hint = "; NCCL's model (model='nccl', --model nccl) times it at any size, or use fewer ranks"
-        elif alg.name != "ring":
-            hint = "; use ring (its steps share one pattern, at any size) or fewer ranks"
         else:
-            hint = "; use fewer ranks"
+            fit = _fitting(group, len(groups))
+            hint = f"; use {' or '.join(fit[:3])}, which fit, or fewer ranks" if fit else "; use fewer ranks"
         raise CollectivesError(big + hint)
     local = alg.build(group)
     if group.n == 1 and local.steps:

@@ -160,14 +160,17 @@ def _line_reason(kind: str):
     return test
 
 
-def _symmetric_torus(group: Group) -> bool:
-    """A group over torus axes that all wrap, both ways, each of more than two ranks:
-    every link along an axis then carries the same (see
-    :func:`collectives_lib.costs.direct_all_to_all_torus`)."""
+def _axis_kinds(group: Group) -> list[str] | None:
+    """The kind of each torus axis the group spans, for the direct all-to-all's closed
+    form (:func:`collectives_lib.costs.direct_all_to_all_mesh`): ``bidirectional_ring``
+    where an axis of more than two ranks wraps and links go both ways, ``ring`` where they
+    go one way, ``chain`` without wraparound; None off a plain torus (its routes another
+    rule's)."""
     topo = group.topology
-    if not isinstance(topo, Torus) or type(topo).routes is not Torus.routes or not topo.bidirectional:
-        return False
-    return all(topo.wraparound[a] and topo.dims[a] > 2 for a in group.axes)
+    if not isinstance(topo, Torus) or type(topo).routes is not Torus.routes:
+        return None
+    wrapping = "bidirectional_ring" if topo.bidirectional else "ring"
+    return [wrapping if topo.wraparound[a] and topo.dims[a] > 2 else "chain" for a in group.axes]
 
 
 def _cost(formula, *, axis: bool, switch: bool):
@@ -175,9 +178,10 @@ def _cost(formula, *, axis: bool, switch: bool):
     def cost(group: Group, nbytes: float) -> float | None:
         if group.options.get("matrix") is not None:
             return None
-        if formula is costs.direct_all_to_all and _symmetric_torus(group):
+        kinds = _axis_kinds(group) if formula is costs.direct_all_to_all else None
+        if kinds is not None:
             dims = [group.topology.dims[a] for a in group.axes]
-            return costs.direct_all_to_all_torus(dims, group.n * nbytes, *group.link())
+            return costs.direct_all_to_all_mesh(dims, kinds, group.n * nbytes, *group.link())
         on_axis = axis and group.torus_axis is not None
         on_switch = switch and isinstance(group.topology, Switch)
         if not (on_axis or on_switch):

@@ -170,8 +170,10 @@ class Algorithm:
 
     def busiest_link(self, group: Group, nbytes: float) -> str | None:
         """The busiest link of the closed form's timing of ``nbytes`` on ``group``, named as
-        the simulator names its bottleneck, where the closed form knows it (else None)."""
-        return None if self.busiest is None else self.busiest(group, nbytes)
+        the simulator names its bottleneck where the closed form knows it, else the links
+        it is written over where they are all alike (a switch's, a ring's, a torus's)."""
+        named = None if self.busiest is None else self.busiest(group, nbytes)
+        return named if named is not None else _alike_links(group)
 
     def formula_reason(self, group: Group) -> str | None:
         """Why ``group`` is timed by the closed form even where the schedule can be built
@@ -190,6 +192,32 @@ class Algorithm:
         """``(distinct transfers, steps)`` the schedule on ``group`` would hold, where the
         algorithm knows it before building (None: not known)."""
         return None if self.size is None else self.size(group)
+
+
+def _alike_links(group: Group) -> str | None:
+    """What a closed form on one kind of link is written over: on a switch every rank's
+    links to and from it, on a ring every link, on a chain or a torus without wraparound
+    the middle links (they carry the most); None where the links differ."""
+    from ..units import format_rate
+    topo = group.topology
+    if isinstance(topo, Switch):
+        where = "every rank's links to and from the switch, alike"
+    elif group.ici is not None and not isinstance(topo, TpuSystem):
+        torus, axes = group.ici
+        lines = [torus.dims[a] > 2 and not torus.wraparound[a] for a in axes]
+        names = ", ".join(torus.axis_names[a] for a in axes)
+        kind = (("chain's links" if any(lines) else "ring's links") if len(torus.dims) == 1
+                else f"{'mesh' if any(lines) else 'torus'}'s links along "
+                     f"{'axes' if len(axes) > 1 else 'axis'} {names}")
+        where = (f"the {kind}, the middle ones most (no wraparound)" if any(lines)
+                 else f"the {kind}, alike")
+    else:
+        return None
+    try:
+        W, _ = group.link()
+    except CollectivesError:
+        return None
+    return f"closed form, not simulated: {where} ({format_rate(W)} each)"
 
 
 _REGISTRY: dict[Collective, dict[str, Algorithm]] = {c: {} for c in Collective}
