@@ -5,6 +5,8 @@ and one route climbing a GPU cluster's fat tree.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import CollectivesError
@@ -141,6 +143,19 @@ def _as_rank(topology, x) -> int:
     return int(x)
 
 
+class _RouteStyle(NamedTuple):
+    font: str            # FONT key of the words
+    gap: float           # between a link and its nodes (node widths)
+    above: float         # a link's label above the row
+    below: float         # a node's label below the row
+    link_width: float    # points
+    node_size: float     # points
+
+
+_SHORT_ROUTE = _RouteStyle("label", 0.22, 0.1, 0.16, 4, 16)
+_LONG_ROUTE = _RouteStyle("detail", 0.28, 0.08, 0.12, 2.5, 9)
+
+
 def draw_route(topology: Topology, src, dst, ax=None, *, disjoint: bool = False, paths=None,
                hop_numbers: bool | None = None):
     """The route from ``src`` to ``dst`` with its hops (``disjoint=True``: every link-disjoint route).
@@ -240,9 +255,9 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
     fig, ax = axes_for(ax, None if ax is not None else 0.9 + 0.9 * n_paths)
     lines = []
     width = max(len(p) for p in paths)
-    short = width <= 8                                          # a short route has room to read:
-    size = FONT["label"] if short else FONT["detail"]           # larger words, nodes and links
-    gap = 0.22 if short else 0.28                               # between a link and its nodes
+    # a short route has room to read: larger words, nodes and links
+    style = _SHORT_ROUTE if width <= 8 else _LONG_ROUTE
+    size, gap = FONT[style.font], style.gap
     links = topo.links
     for k, path in enumerate(paths):
         y = -k
@@ -255,18 +270,18 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
             colors.append(LINK_COLORS[klass])
             styles.append(LINK_LINESTYLES[klass])
             label = LINK_LABELS[klass] + (f"\n{format_rate(links.bandwidth[lid])}" if lid >= 0 else "")
-            ax.text(xs[h] + 0.5, y + (0.1 if short else 0.08), label, ha="center", va="bottom", fontsize=size, color=TEXT_COLOR)
-        coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=4 if short else 2.5,
+            ax.text(xs[h] + 0.5, y + style.above, label, ha="center", va="bottom", fontsize=size, color=TEXT_COLOR)
+        coll = LineCollection(segs, colors=colors, linestyles=styles, linewidths=style.link_width,
                               zorder=1)
         ax.add_collection(coll, autolim=False)
-        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=16 if short else 9, mfc=NODE_COLOR,
+        line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=style.node_size, mfc=NODE_COLOR,
                       mec=NODE_EDGE_COLOR, zorder=2, label=f"route {k + 1}: {hops[k]} hops")
         ax.add_line(line)
         lines.append(line)
         for h, node in enumerate(path):
             words = topo.node_label(node).split()
             half = (len(words) + 1) // 2
-            ax.text(xs[h], y - (0.16 if short else 0.12), " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
+            ax.text(xs[h], y - style.below, " ".join(words[:half]) + "\n" + " ".join(words[half:]), ha="center", va="top",
                     fontsize=size, color=TEXT_COLOR)
     ax.set_xlim(-0.6, width - 0.4)
     ax.set_ylim(-n_paths + 0.35, 0.55)
