@@ -291,7 +291,7 @@ class NcclEstimate(Estimate):
     @property
     def bottleneck(self) -> str:
         return f"NCCL's model: {self.nccl_algorithm}" + (f"/{self.protocol}" if self.protocol else "") \
-            + f" over {self.channels} channels"
+            + f" over {self.channels} channel{'' if self.channels == 1 else 's'}"
 
     def _extra(self) -> dict:
         return {"protocol": self.protocol, "nccl_algorithm": self.nccl_algorithm,

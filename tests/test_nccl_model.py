@@ -189,3 +189,29 @@ def test_estimate_json_is_strict_and_carries_the_bound():
     assert obj["model"] == "nccl" and obj["nccl_algorithm"] == "NVLS_TREE"
     assert 0 < obj["lower_bound"]["time_s"] <= obj["time_s"] and 0 < obj["efficiency"] <= 1
     assert obj["nccl_tuner_time_s"] == pytest.approx(23606.5564e-6, rel=1e-5)
+
+
+def test_channels_launched_per_call_follow_topoGetAlgoInfo():
+    """NCCL 2.30.7's enqueue.cc: rings and trees drop channels while nBytes < nc x nt x
+    threshold (ring LL: 512 threads x 8 B x nRanks; LL128: 640 x 8; Simple: 512 x 64), NVLS
+    runs nvlsChannels (16 on H100), whatever the communicator's 24."""
+    from collectives_lib.nccl.tuner import Comm, call_channels
+    comm = Comm.for_system("dgx-h100", nodes=1, ppn=8)
+    assert comm.channels == 24
+    ring_ll = [call_channels("RING", "LL", n, comm) for n in (4096, 65536, 2**19, 2**20)]
+    assert ring_ll == [1, 2, 16, 24]                 # 64 KiB / (512 x 64) = 2; 512 KiB = 16
+    assert call_channels("RING", "LL128", 2**16, comm) == 12      # 65536 / (640 x 8) = 12.8
+    assert call_channels("RING", "SIMPLE", 2**20, comm) == 24     # 512 x 64 x 24 = 768 KiB
+    assert call_channels("RING", "SIMPLE", 2**19, comm) == 16
+    assert call_channels("TREE", "LL", 2**16, comm) == 16         # no x nRanks for trees
+    assert call_channels("NVLS", "SIMPLE", 2**30, comm) == 16
+    b200 = Comm.for_system("dgx-b200", nodes=1, ppn=8)
+    assert call_channels("NVLS", "SIMPLE", 2**30, b200) == 24     # NVLS_NCHANNELS_SM100_NVL
+
+
+def test_the_estimate_reports_the_channels_of_its_call():
+    small = cl.estimate("all_reduce", cl.parse_topology("dgx-h100:1"), 4096)
+    large = cl.estimate("all_reduce", cl.parse_topology("dgx-h100:1"), 2**30)
+    assert (small.nccl_algorithm, small.channels) == ("RING", 1)
+    assert (large.nccl_algorithm, large.channels) == ("NVLS", 16)
+    assert "over 1 channels" not in small.bottleneck

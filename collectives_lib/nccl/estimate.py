@@ -30,7 +30,7 @@ from ..units import element_size
 from .comm import comm_for, predictions, send_same_node, send_share
 from . import symmetric as symk
 from .measured import fill, measured_time, parse_launch
-from .tuner import FUNCTIONS
+from .tuner import FUNCTIONS, call_channels
 
 _WHY_AUTO = "NCCL's tuner picks it: the least predicted time over its algorithms and protocols"
 _WHY_P2P = ("NCCL runs it as grouped point-to-point sends: a cost per peer, NVLink inside the node, "
@@ -122,7 +122,9 @@ def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, 
             bandwidth_time=time - lat, group_size=group.n, num_groups=len(groups), reason=why,
             bound=plain[i], network_bound=apart[i], note=_split_note(coll, int(size), group.n, dtype),
             alternatives=alternatives, protocol=best.protocol if tuned else None,
-            nccl_algorithm=best.algorithm, tuner_time=best.time, channels=comm.channels))
+            nccl_algorithm=best.algorithm, tuner_time=best.time,
+            channels=call_channels(best.algorithm, best.protocol, int(size), comm) if tuned
+            else comm.channels))
     return out
 
 

@@ -119,3 +119,13 @@ MAX_NVLS_ARITY = 32
 NVLS_CHANNELS_SM90 = 16
 NVLS_CHANNELS_SM100 = 32
 NVLS_CHANNELS_SM100_NVL = 24
+
+#: Threads per channel and bytes per thread before NCCL adds a channel (src/graph/tuning.cc
+#: ncclTopoTuneModel, src/include/device.h, src/include/comm.h): maxThreads[algorithm][protocol]
+#: (Simple on a ring: 256 where the ring graph's bwIntra x nChannels <= PCI_BW, else 512) and
+#: threadThresholds (LL 8, times nRanks on a ring; LL128 8; Simple 64; CollNet Simple 512).
+MAX_THREADS = {"LL": 512, "LL128": 640, "SIMPLE": 512}
+MAX_THREADS_IN_NETWORK = 640        # NVLS, NVLS_TREE, COLLNET_*: NCCL_MAX_NTHREADS
+THREAD_THRESHOLDS = {"LL": 8, "LL128": 8, "SIMPLE": 64}
+COLLNET_SIMPLE_THRESHOLD = 512
+PCI_BW = 12.0                       # GB/s, src/include/graph.h

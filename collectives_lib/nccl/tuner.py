@@ -404,3 +404,50 @@ def choose(collective, nbytes: int, comm: Comm) -> Prediction:
                                f"(NCCL_ALGO={','.join(comm.algorithms)}, NCCL_PROTO={','.join(comm.protocols)})")
     return best
 
+
+
+def call_channels(algorithm: str, protocol: str, nbytes: int, comm: Comm) -> int:
+    """The channels (thread blocks, one SM each) NCCL launches for one call of ``nbytes``
+    (nccl-tests' size) run as ``algorithm``/``protocol``: ``topoGetAlgoInfo`` in NCCL 2.30.7's
+    ``src/enqueue.cc``. NVLS and NVLS_TREE run ``comm->nvlsChannels`` (NVLS across nodes at
+    most ``nChannels``); CollNet Direct drops channels while
+    ``nBytes < nc * nt * nHeads * threshold``, halving the threshold at 24, 12, 6, 3 and
+    stopping at 16, 8, 4, 2, 1; rings, trees, CollNet Chain and PAT drop one channel at a
+    time while ``nBytes < nc * nt * threshold``, down to one. So a small all-reduce on 8
+    H100 runs 1 or 2 of the communicator's 24 channels.
+
+    >>> comm = Comm.for_system("dgx-h100", nodes=1, ppn=8)
+    >>> [call_channels("RING", "LL", n, comm) for n in (4096, 2**16, 2**20)], comm.channels
+    ([1, 2, 24], 24)
+    """
+    from .graphs import nvls_channels
+    nc = max(1, comm.channels)
+    if algorithm in ("NVLS", "NVLS_TREE"):
+        launched = nvls_channels(comm.profile, nodes=comm.nodes, ppn=comm.ppn)
+        return min(launched, nc) if comm.nodes > 1 and algorithm == "NVLS" else launched
+    nbytes = int(nbytes)
+    if algorithm.startswith("COLLNET"):
+        nt, threshold = T.MAX_THREADS_IN_NETWORK, T.COLLNET_SIMPLE_THRESHOLD
+        if protocol != "SIMPLE":
+            threshold = T.THREAD_THRESHOLDS[protocol]
+    else:
+        nt = T.MAX_THREADS[protocol]
+        ring = comm.graphs["ring"]
+        if algorithm == "RING" and protocol == "SIMPLE" and ring.bw_intra * ring.channels <= T.PCI_BW:
+            nt = 256
+        threshold = T.THREAD_THRESHOLDS[protocol] * (comm.nranks if (algorithm, protocol) == ("RING", "LL")
+                                                     else 1)
+    if algorithm == "COLLNET_DIRECT":
+        heads = comm.graphs["collnet"].channels if comm.graphs.get("collnet") else 1
+        switch = 16
+        more = True
+        while switch >= 1 and more:
+            while (more := nbytes < nc * nt * heads * threshold) and nc > switch:
+                if nc == switch + switch // 2:
+                    threshold //= 2
+                nc -= 1
+            switch //= 2
+        return nc
+    while nbytes < nc * nt * threshold and nc >= 2:
+        nc -= 1
+    return nc
