@@ -39,9 +39,9 @@ def draw_amdahl(compute: float, sync: float, chip: float):
     rows = [("today", scaling.amdahl(a.compute, a.sync, 1)), (f"chip {chip:g}x faster", a)]
     for y, (_label, b) in enumerate(rows):
         c_us, s_us = b.compute / b.chip_speedup * 1e6, b.sync * 1e6
-        left.barh(y, c_us, height=0.5, color=OP_COLORS["copy"], label="compute C/s" if y == 0 else None)
+        left.barh(y, c_us, height=0.5, color=OP_COLORS["copy"], label="compute C/k" if y == 0 else None)
         left.barh(y, s_us, left=c_us, height=0.5, color=OP_COLORS["reduce"], label="sync S" if y == 0 else None)
-        left.text(c_us + s_us, y, f" {b.step_time * 1e6:.3g} µs", va="center", size=FONT["annotation"])
+        left.text(c_us + s_us, y, f" {format_time(b.step_time)}", va="center", size=FONT["annotation"])
     left.set_yticks([0, 1], [r[0] for r in rows])
     left.invert_yaxis()
     left.set_xlim(0, (a.compute + a.sync) * 1e6 * 1.4)
@@ -63,7 +63,7 @@ def draw_amdahl(compute: float, sync: float, chip: float):
     right.minorticks_off()
     right.set_xticks(ticks, [f"{t}x" for t in ticks])
     right.set_yticks(ticks[:-1], [f"{t}x" for t in ticks[:-1]])
-    label_axes(right, "what the faster chip buys", "chip speed-up s (compute only)", "step speed-up",
+    label_axes(right, "what the faster chip buys", "chip speed-up k (compute only)", "step speed-up",
                tick_role="tick")
     legend(right, loc="upper left", role="tick")
     grid(right)

@@ -109,7 +109,7 @@ def draw_hierarchical_all_reduce(servers: int = 2, gpus_per_server: int = 4, ax=
     servers, gpus = _whole("servers", servers, 2), _whole("gpus_per_server", gpus_per_server, 2)
     width = 0.5 * gpus + 0.2
     fig, axes = detached_panels(ax, 3, 2.2 + 0.55 * servers)
-    titles = ("1. reduce-scatter\nin each server (NVLink)", "2. all-reduce chunk g\nacross servers (network)",
+    titles = ("1. reduce-scatter\nin each server (NVLink)", "2. each GPU's chunk all-reduced\nacross servers (network)",
               "3. all-gather\nin each server (NVLink)")
     nodes, arrows = [], []
     for stage, (ax, title) in enumerate(zip(axes, titles)):

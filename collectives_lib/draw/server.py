@@ -15,7 +15,7 @@ from ..units import format_rate
 from .alpha_beta import detached_panels
 from .figure import axes_for, blank, label_axes, legend
 from .schemes import label_box
-from .style import FONT, LINK_COLORS, LINK_LINESTYLES, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, ROUTE_COLOR
+from .style import FONT, LINK_COLORS, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, ROUTE_COLOR
 
 
 def draw_pcie_tree(ax=None):
@@ -41,9 +41,10 @@ def draw_pcie_tree(ax=None):
              *[("PCIe switch 0", d) for d in ("GPU 0", "GPU 1", "NIC 0")],
              *[("PCIe switch 1", d) for d in ("GPU 2", "GPU 3", "NIC 1")]]
     links = []
-    for a, b in edges:
-        (ln,) = ax.plot(*np.array([where[a], where[b]]).T, color=LINK_COLORS["pcie"],
-                        ls=LINK_LINESTYLES["pcie"], lw=1.6, zorder=1)
+    for k, (a, b) in enumerate(edges):
+        # every link here is PCIe: drawn solid, so dots mean only the copy through host memory
+        (ln,) = ax.plot(*np.array([where[a], where[b]]).T, color=LINK_COLORS["pcie"], ls="-",
+                        lw=1.4, zorder=1, label="PCIe link" if k == 0 else None)
         links.append(ln)
     (net,) = ax.plot(*np.array([where["NIC 0"], where["network"]]).T, color=LINK_COLORS["ib"], lw=1.6, zorder=1)
     links.append(net)

@@ -45,6 +45,8 @@ def draw_ddp_timeline(timeline, ax=None, *, title: str | None = None):
     one = timeline.unbucketed_end - timeline.backward_end
     ax.broken_barh([(0, timeline.backward_end * scale)], (0.6, 0.8), facecolors=IDLE_COLOR,
                    edgecolor=compute_color, lw=0.8)
+    ax.text(timeline.backward_end / 2 * scale, 1.0, "waits for the whole backward pass", ha="center",
+            va="center", size=FONT["detail"], color=TEXT_COLOR)
     ax.broken_barh([(timeline.backward_end * scale, one * scale)], (0.6, 0.8), facecolors=comm_color,
                    edgecolor=EMPTY_COLOR, lw=0.8)
     ax.axvline(timeline.backward_end * scale, color=TEXT_COLOR, ls="--", lw=1)
@@ -52,7 +54,7 @@ def draw_ddp_timeline(timeline, ax=None, *, title: str | None = None):
     ax.set_ylim(0.3, 3.7)
     ax.set_xlim(0, max(timeline.end, timeline.unbucketed_end) * scale * 1.02)
     ax.tick_params(axis="both", labelsize=FONT["tick"])
-    label_axes(ax, title or (f"Backward pass with bucketed all-reduces: {format_time(timeline.exposed)} "
+    label_axes(ax, title or (f"Backward pass with bucketed all-reduces:\n{format_time(timeline.exposed)} "
                              f"exposed, against {format_time(one)} unbucketed"),
                f"time from the start of the backward pass ({unit})", None)
     legend(ax, [Patch(color=compute_color, label="layer's backward (number: layer)"),
