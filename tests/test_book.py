@@ -258,3 +258,16 @@ def test_no_page_shows_raw_markdown(built_book):
     found = {page: raw_markdown(html_of(built_book, page).read_text()) for page in toc_files()}
     found = {page: hits for page, hits in found.items() if hits}
     assert not found, "raw Markdown on the site: " + "; ".join(f"{p}: {h[:3]}" for p, h in found.items())
+
+
+def test_table_identifiers_break_after_underscores_and_hyphens(built_book):
+    """A long name in a table cell breaks after a ``_`` or ``-`` (``NCCL_COLLNET_`` /
+    ``ENABLE``), never inside a word (book/_ext/page_fixes.py); code outside tables is as
+    written."""
+    html = html_of(built_book, "notebooks/running_nccl").read_text()
+    assert "NCCL_<wbr>COLLNET_<wbr>ENABLE" in html
+    outside = _TABLES.sub("", html)
+    assert "<wbr>" not in outside
+
+
+_TABLES = re.compile(r"<table\b.*?</table>", re.S)

@@ -17,6 +17,15 @@ def test_ruff_finds_nothing():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_chapters_have_no_unused_or_repeated_imports():
+    """Pyflakes' checks over the chapters' code cells (a first cell once read
+    ``from collectives_lib.book import glue, table, table, table, table, table``)."""
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "F",
+                           "--output-format", "concise", "notebooks"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_the_public_api_is_one_table():
     names = [n for _, section in cl.toc for n in section]
     assert cl.__all__ == names and len(set(names)) == len(names)

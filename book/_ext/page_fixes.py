@@ -16,10 +16,16 @@ check both).
 3. The chapters' code and printed lines are at most 88 characters, which the
    theme's 14px monospace does not fit in the content column (77): a stylesheet
    (``static/code_width.css``) sets code cells' text to 12px, so nothing scrolls sideways.
+4. Identifiers in table cells (``NCCL_COLLNET_ENABLE``, run names such as
+   ``h100x8-2node-ib-allreduce-ring-minctas24-issue309-gjaion``) are wider than a
+   column should be: a ``<wbr>`` after each ``_``, ``.`` and ``-`` lets them break there and
+   only there (``NCCL_COLLNET_`` / ``ENABLE``, not ``NCCL_COLLNET_ENABL`` / ``E``); the
+   break opportunity is not a character, so a copied name is unchanged.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -54,10 +60,30 @@ def _code_width(app: Sphinx, config) -> None:
     config.html_static_path = list(config.html_static_path or []) + [str(Path(__file__).parent / "static")]
 
 
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_CODE = re.compile(r"(<code\b[^>]*>)(.*?)(</code>)", re.S)
+_TEXT = re.compile(r"(?<=[_.-])(?=[^<\s])")    # after _ . or -, inside text (not before a tag)
+
+
+def _code_breaks(html: str) -> str:
+    """``html`` with a ``<wbr>`` after every ``_``, ``.`` and ``-`` of code inside tables."""
+    def code(m: re.Match) -> str:
+        parts = re.split(r"(<[^>]*>)", m.group(2))       # tags kept as they are
+        inner = "".join(p if p.startswith("<") else _TEXT.sub("<wbr>", p) for p in parts)
+        return m.group(1) + inner + m.group(3)
+    return _TABLE.sub(lambda t: _CODE.sub(code, t.group(0)), html)
+
+
+def _break_table_code(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    if context.get("body"):
+        context["body"] = _code_breaks(context["body"])
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _default_mode)
     app.connect("config-inited", _code_width)
     app.add_css_file("code_width.css")
     app.connect("html-page-context", _drop_thebe_assets)
+    app.connect("html-page-context", _break_table_code)
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)  # after sphinx-thebe adds it
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -257,7 +257,9 @@ def _dom_id(prefix: str, payload: Sequence[bytes]) -> str:
 
 # Shared look of the twins: a white card, so the PNGs read the same in light
 # and dark mode; text inherits the page's colour. The ``dark-light`` class
-# tells pydata-sphinx-theme not to dim the images in dark mode.
+# tells pydata-sphinx-theme not to dim the images on their own in dark mode;
+# the whole card is dimmed a little instead (white would glare on a dark page),
+# its black text still black on light grey.
 _STYLE = """<style>
 .cl-card{max-width:720px;margin:.25rem 0;padding:.5rem .75rem;border:1px solid #c9ced6;border-radius:.4rem;
  background:#fff;color:#1f2328;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:.9rem;line-height:1.4}
@@ -276,6 +278,7 @@ _STYLE = """<style>
 .cl-card .cl-caption{min-height:1.4em}
 .cl-card .cl-note{color:#57606a;font-size:.8rem;margin-top:.2rem}
 html[data-theme=dark] .bd-content div.cell_output .text_html:has(> .cl-card){background:transparent!important;padding:0!important}
+html[data-theme=dark] .cl-card{filter:brightness(.86)}
 </style>"""
 
 
