@@ -143,6 +143,10 @@ def _as_rank(topology, x) -> int:
     return int(x)
 
 
+def _hops(h: int) -> str:
+    return f"{h} hop" if h == 1 else f"{h} hops"
+
+
 class _RouteStyle(NamedTuple):
     font: str            # FONT key of the words
     gap: float           # between a link and its nodes (node widths)
@@ -218,7 +222,7 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
                 mids.append((p + q) / 2)
         pts = np.array(pts, dtype=float)
         line = Line2D(pts[:, 0], pts[:, 1], color=color, ls=ls, lw=3.0, zorder=5,
-                      solid_capstyle="round", label=f"route {k + 1}: {hops[k]} hops" if n_paths > 1 else f"{hops[k]} hops")
+                      solid_capstyle="round", label=f"route {k + 1}: {_hops(hops[k])}" if n_paths > 1 else f"{_hops(hops[k])}")
         a.add_line(line)
         lines.append(line)
         if hop_numbers:
@@ -240,7 +244,7 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
     art["alt"] = (f"The {topology_name(topo)} grid with "
                   + (f"{len(paths)} link-disjoint routes" if len(paths) > 1 else "the route")
                   + f" from {topo.coords(s)} to {topo.coords(d)} highlighted, "
-                  + ", ".join(f"{h} hops" for h in hops)
+                  + ", ".join(_hops(h) for h in hops)
                   + ("; the route leaves through the wraparound at one edge and re-enters at the other"
                      if any(np.abs(np.diff(coords[p], axis=0)).max(initial=0) > 1 for p in paths) else "")
                   + ".")
@@ -275,7 +279,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
                               zorder=1)
         ax.add_collection(coll, autolim=False)
         line = Line2D(xs, np.full(len(xs), y), ls="none", marker="s", ms=style.node_size, mfc=NODE_COLOR,
-                      mec=NODE_EDGE_COLOR, zorder=2, label=f"route {k + 1}: {hops[k]} hops")
+                      mec=NODE_EDGE_COLOR, zorder=2, label=f"route {k + 1}: {_hops(hops[k])}")
         ax.add_line(line)
         lines.append(line)
         for h, node in enumerate(path):
@@ -287,7 +291,7 @@ def _draw_route_rows(topo: Topology, s, d, paths, hops, ax):
     ax.set_ylim(-n_paths + 0.35, 0.55)
     blank(ax)
     ax.set_title(f"Route {topo.node_label(s)} \u2192 {topo.node_label(d)}: "
-                 + ", ".join(f"{h} hops" for h in hops), fontsize=FONT["title"])
+                 + ", ".join(_hops(h) for h in hops), fontsize=FONT["title"])
     alt = (f"The route from {topo.node_label(s)} to {topo.node_label(d)} drawn as a row of the nodes it "
            f"visits: " + "; ".join(" to ".join(topo.node_label(n) for n in p) for p in paths) + ".")
     return {"paths": lines, "hops": hops, "figure": fig, "axes": ax, "alt": alt}

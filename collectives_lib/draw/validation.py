@@ -169,7 +169,9 @@ def draw_busbw_prediction(collective, num_ranks: int, sizes, predicted, bound, *
                "message size (nccl-tests' convention)", "bus bandwidth (GB/s)", tick_role="tick")
     grid(ax)
     if wide:
-        legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+        # two columns below the axes: three ran past the right edge of a narrower figure
+        # with long names (NVLS_TREE/SIMPLE)
+        legend(ax, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     else:
         legend(ax, loc="upper left")
     peak = float(bus["predicted"][-1])
