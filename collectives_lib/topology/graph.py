@@ -69,23 +69,36 @@ def dinic(num: int, cap: dict[tuple[int, int], float], s: int, t: int) -> float:
             return total
         it = [0] * num
 
-        def dfs(x: int, pushed: float) -> float:
-            if x == t:
-                return pushed
-            while it[x] < len(graph[x]):
-                e = graph[x][it[x]]
-                y = to[e]
-                if res[e] > eps and level[y] == level[x] + 1:
-                    got = dfs(y, min(pushed, res[e]))
-                    if got > eps:
-                        res[e] -= got
-                        res[e ^ 1] += got
-                        return got
+        def augment() -> float:
+            """One blocking-flow path from s to t, pushed; its flow (0 when none is
+            left). Iterative, so a line of thousands of vertices needs no deep stack."""
+            path: list[int] = []           # edges from s
+            x = s
+            while True:
+                if x == t:
+                    pushed = min(res[e] for e in path)
+                    for e in path:
+                        res[e] -= pushed
+                        res[e ^ 1] += pushed
+                    return pushed
+                while it[x] < len(graph[x]):
+                    e = graph[x][it[x]]
+                    if res[e] > eps and level[to[e]] == level[x] + 1:
+                        break
+                    it[x] += 1
+                if it[x] < len(graph[x]):
+                    e = graph[x][it[x]]
+                    path.append(e)
+                    x = to[e]
+                    continue
+                if not path:                # s has no way on
+                    return 0.0
+                e = path.pop()              # a dead end: retreat and skip the edge into it
+                x = to[e ^ 1]
                 it[x] += 1
-            return 0.0
 
         while True:
-            pushed = dfs(s, math.inf)
+            pushed = augment()
             if pushed <= eps:
                 break
             total += pushed
