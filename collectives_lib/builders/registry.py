@@ -31,6 +31,7 @@ from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..schedule import Schedule
 from ..topology import GpuCluster, MeshView, Switch, Topology, Torus, TpuSystem
+from ..units import format_rate
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,6 @@ def _alike_links(group: Group) -> str | None:
     """What a closed form on one kind of link is written over: on a switch every rank's
     links to and from it, on a ring every link, on a chain or a torus without wraparound
     the middle links (they carry the most); None where the links differ."""
-    from ..units import format_rate
     topo = group.topology
     if isinstance(topo, Switch):
         where = "every rank's links to and from the switch, alike"

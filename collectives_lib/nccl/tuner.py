@@ -29,7 +29,7 @@ from .. import hardware as hw
 from ..collective import Collective
 from ..errors import CollectivesError
 from . import tables as T
-from .graphs import Graph, launched_channels, search
+from .graphs import Graph, launched_channels, nvls_channels, search
 
 #: NCCL's functions, by the library's collective names.
 FUNCTIONS = {"all_reduce": "AllReduce", "all_gather": "AllGather", "reduce_scatter": "ReduceScatter",
@@ -405,7 +405,6 @@ def choose(collective, nbytes: int, comm: Comm) -> Prediction:
     return best
 
 
-
 def call_channels(algorithm: str, protocol: str, nbytes: int, comm: Comm) -> int:
     """The channels (thread blocks, one SM each) NCCL launches for one call of ``nbytes``
     (nccl-tests' size) run as ``algorithm``/``protocol``: ``topoGetAlgoInfo`` in NCCL 2.30.7's
@@ -420,7 +419,6 @@ def call_channels(algorithm: str, protocol: str, nbytes: int, comm: Comm) -> int
     >>> [call_channels("RING", "LL", n, comm) for n in (4096, 2**16, 2**20)], comm.channels
     ([1, 2, 24], 24)
     """
-    from .graphs import nvls_channels
     nc = max(1, comm.channels)
     if algorithm in ("NVLS", "NVLS_TREE"):
         launched = nvls_channels(comm.profile, nodes=comm.nodes, ppn=comm.ppn)
