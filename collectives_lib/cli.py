@@ -206,7 +206,7 @@ def estimate_rows(e: Estimate, topo: Topology, axes, *, auto: bool) -> list[tupl
     else:
         rows.append(("channels", f"{e.channels} (launched by NCCL)"))
     rows += [
-        ("algbw", "n/a (one rank per group: nothing moves)" if e.moves_nothing else format_rate(e.algbw)),
+        ("algbw", f"n/a ({e.why_nothing_moves})" if e.moves_nothing else format_rate(e.algbw)),
         ("busbw", "n/a" if e.moves_nothing else format_rate(e.busbw)),
         ("latency part", format_time(e.latency_time)),
         ("lower bound", _bound_line(e.bound)),

@@ -110,6 +110,14 @@ class Estimate:
         return self.group_size == 1 or self.time == 0
 
     @property
+    def why_nothing_moves(self) -> str:
+        """Why nothing moves (where :attr:`moves_nothing`): one rank, or no whole element."""
+        if self.group_size == 1:
+            return "one rank per group: nothing moves"
+        return (f"{self.nbytes:,} bytes hold no whole {self.dtype} element and the links "
+                f"have no latency: nothing moves")
+
+    @property
     def algbw(self) -> float | None:
         """nccl-tests' algorithm bandwidth: size / time, the size in whole elements (as
         nccl-tests counts it: 7 bytes of float32 are one element, 4 bytes); None where
@@ -153,7 +161,7 @@ class Estimate:
         return "the ideal link model" if self.model == "ideal" else "NCCL's model"
 
     def __str__(self) -> str:
-        rates = ("one rank: nothing moves" if self.moves_nothing else
+        rates = (self.why_nothing_moves if self.moves_nothing else
                  f"algbw {format_rate(self.algbw)}, busbw {format_rate(self.busbw)}")
         return (f"{self.label} {self.collective} of {format_bytes(self.nbytes)} over "
                 f"{self.group_size} ranks ({self.model} model): {format_time(self.time)}, "
