@@ -34,6 +34,7 @@ Introduced in the chapter *A first look* (every estimate prints its bound).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -319,6 +320,59 @@ def _latencies(topology: Topology, src: np.ndarray, dst: np.ndarray) -> np.ndarr
     return out
 
 
+def _least(topology: Topology, start: int, targets: np.ndarray, reverse: bool = False) -> np.ndarray:
+    """The least latency from ``start`` to each target (to ``start`` with ``reverse``)."""
+    if _plain_torus(topology):              # its routes are shortest: counted, not searched
+        ends = np.full(len(targets), start)
+        return _latencies(topology, targets, ends) if reverse else _latencies(topology, ends, targets)
+    return _nearest(topology, start, np.asarray(targets, dtype=np.int64), reverse)
+
+
+def _nearest(topology: Topology, start: int, targets: np.ndarray, reverse: bool = False) -> np.ndarray:
+    """The least latency of any path of links from ``start`` to each of ``targets``
+    (from each target to ``start`` with ``reverse``): through switches or other ranks,
+    whatever the network's own routes are. A schedule that forwards through other ranks
+    (NVLink to a GPU on another rail, then that rail) can beat the route between two
+    ranks, never this."""
+    links = topology.links
+    src, dst = (links.dst, links.src) if reverse else (links.src, links.dst)
+    lat = np.asarray(links.latency, dtype=float)
+    nv = int(topology.num_vertices)
+    dist = np.full(nv, np.inf)
+    dist[int(start)] = 0.0
+    order = np.argsort(dst, kind="stable")
+    s_o, d_o, l_o = src[order], dst[order], lat[order]
+    heads = np.flatnonzero(np.r_[True, d_o[1:] != d_o[:-1]]) if len(d_o) else np.zeros(0, int)
+    into = d_o[heads]
+    for _ in range(64):                  # relax every link at once, a hop at a time
+        best = np.minimum.reduceat(dist[s_o] + l_o, heads) if len(heads) else heads
+        new = dist.copy()
+        new[into] = np.minimum(dist[into], best)
+        if np.array_equal(new, dist):
+            return dist[targets]
+        dist = new
+    return _dijkstra(nv, s_o, d_o, l_o, int(start))[targets]   # long paths: one at a time
+
+
+def _dijkstra(nv: int, src: np.ndarray, dst: np.ndarray, lat: np.ndarray, start: int) -> np.ndarray:
+    order = np.argsort(src, kind="stable")
+    d_o, l_o = dst[order].tolist(), lat[order].tolist()
+    first = np.searchsorted(src[order], np.arange(nv + 1)).tolist()
+    dist = [float("inf")] * nv
+    dist[start] = 0.0
+    heap = [(0.0, start)]
+    while heap:
+        d, v = heapq.heappop(heap)
+        if d > dist[v]:
+            continue
+        for e in range(first[v], first[v + 1]):
+            nd, w = d + l_o[e], d_o[e]
+            if nd < dist[w]:
+                dist[w] = nd
+                heapq.heappush(heap, (nd, w))
+    return np.asarray(dist)
+
+
 def _send_bound(topology: Topology, group, groups: np.ndarray, V: float, multipath: bool) -> Bound:
     """A send from the group's ``src`` to its ``dst`` (ranks of the group: over an axis, the
     pair in every group along it, all at once). Over the network's routes, the busiest link
@@ -348,9 +402,10 @@ def _send_bound(topology: Topology, group, groups: np.ndarray, V: float, multipa
                         f"{topology.node_label(int(links.src[busiest]))} -> "
                         f"{topology.node_label(int(links.dst[busiest]))} "
                         f"({format_rate(float(links.bandwidth[busiest]))}): {format_rate(capacity)} each")
-    lat = float(_latencies(topology, np.array([s]), np.array([d]))[0])
+    lat = float(_least(topology, s, np.array([d]))[0])
     bw_t = V / capacity if capacity > 0 else 0.0
-    return Bound(max(bw_t, lat), bw_t, what, lat, f"the route from rank {s} to rank {d}")
+    return Bound(max(bw_t, lat), bw_t, what, lat,
+                 f"the quickest path of links from rank {s} to rank {d}")
 
 
 def lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, root: int | None = None,
@@ -477,8 +532,7 @@ def _lower_bound(collective, topology: Topology, nbytes: float, *, axes=None, ro
     if n > 1:
         others = members[1:] if not coll.rooted else np.setdiff1d(members, [root_rank])
         start = members[0] if not coll.rooted else root_rank
-        there = _latencies(topology, np.full(len(others), start), others)
-        back = _latencies(topology, others, np.full(len(others), start))
+        there, back = (_least(topology, int(start), others, reverse) for reverse in (False, True))
         lat = float(max(there.max(initial=0.0), back.max(initial=0.0)))
         lat_why = (f"the farthest rank from rank {int(start)} is {format_time(lat)} of links away"
                    if lat > 0 else "the links have no latency")
