@@ -9,8 +9,10 @@ that is bits in network units, and a size is bytes.
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
+import operator
 import re
 
 from .errors import CollectivesError
@@ -48,17 +50,32 @@ def element_size(dtype: str) -> int:
 
 
 def check_nbytes(nbytes, *, what: str = "size") -> int:
-    """``nbytes`` as a positive whole number of bytes, else a :class:`CollectivesError`."""
-    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)) and not hasattr(nbytes, "__index__"):
+    """``nbytes`` as a positive whole number of bytes, else a :class:`CollectivesError`.
+    Integers are taken exactly (``2**53 + 1`` stays itself); a float must be whole."""
+    if isinstance(nbytes, bool):
         raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
-    value = float(nbytes)
-    if not math.isfinite(value) or value != math.floor(value):
-        raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
-    if value <= 0:
+    if isinstance(nbytes, float) or getattr(getattr(nbytes, "dtype", None), "kind", "") == "f":
+        value = float(nbytes) if getattr(nbytes, "ndim", 0) == 0 else math.nan
+        if not math.isfinite(value) or value != math.floor(value):
+            raise CollectivesError(f"{what} must be a whole number of bytes, got {nbytes!r}")
+        whole = int(value)
+    else:
+        try:
+            whole = operator.index(nbytes)
+        except TypeError:
+            raise CollectivesError(f"{what} must be a whole number of bytes (one integer), "
+                                   f"got {_short(nbytes)}") from None
+    if whole <= 0:
         raise CollectivesError(f"{what} must be positive, got {nbytes!r} bytes")
-    if value > MAX_BYTES * (1 + 1e-9):
-        raise CollectivesError(f"{what} must be at most {MAX_BYTES:.0e} bytes, far beyond any memory, got {nbytes!r}")
-    return int(value)
+    if whole > MAX_BYTES:
+        raise CollectivesError(f"{what} must be at most {MAX_BYTES:.0e} bytes, far beyond any "
+                               f"memory, got {_short(nbytes)}")
+    return whole
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 SIZE_HELP = (
@@ -77,15 +94,23 @@ def _bits_message(text: str, number: str, unit: str) -> str:
 
 
 def parse_size(text: str | int | float) -> int:
-    """Parse a message size into a positive whole number of bytes.
+    """Parse a message size into a positive whole number of bytes, exactly (a size
+    is never rounded: ``0.1G`` is not a whole number of bytes).
 
     >>> parse_size("8GB"), parse_size("1GiB"), parse_size("128M"), parse_size(4096)
     (8000000000, 1073741824, 134217728, 4096)
     """
     if isinstance(text, bool):
         raise CollectivesError(f"size {text!r} is not a size; use {SIZE_HELP}")
-    if isinstance(text, (int, float)):
-        value, mult, shown = float(text), 1, repr(text)
+    if isinstance(text, int):
+        value, mult, shown = decimal.Decimal(text), 1, repr(text)
+    elif isinstance(text, float):
+        if math.isnan(text):
+            raise CollectivesError(f"size {text!r} is not a number; use {SIZE_HELP}")
+        if math.isinf(text):
+            raise CollectivesError(f"size {text!r} is beyond any memory: at most "
+                                   f"{MAX_BYTES:.0e} bytes")
+        value, mult, shown = decimal.Decimal(text), 1, repr(text)
     else:
         if str(text).strip().startswith("-"):
             raise CollectivesError(f"size {text!r} must be positive; use {SIZE_HELP}")
@@ -99,17 +124,28 @@ def parse_size(text: str | int | float) -> int:
             raise CollectivesError(
                 f"size {text!r} has an unknown unit {match.group(2)!r}; use {SIZE_HELP}"
             )
-        value, mult, shown = float(match.group(1)), _SUFFIXES[suffix], repr(text)
-    nbytes = value * mult
-    if not math.isfinite(nbytes) or nbytes <= 0:
-        raise CollectivesError(f"size {shown} must be positive; use {SIZE_HELP}")
-    if nbytes > MAX_BYTES * (1 + 1e-9):
-        raise CollectivesError(f"size {shown} is beyond any memory: at most {MAX_BYTES:.0e} bytes")
-    if abs(nbytes - round(nbytes)) > 1e-6 * max(1.0, nbytes):
-        raise CollectivesError(f"size {shown} is not a whole number of bytes")
-    if round(nbytes) < 1:
-        raise CollectivesError(f"size {shown} is less than one byte; use {SIZE_HELP}")
-    return int(round(nbytes))
+        number = match.group(1)
+        digits = number.lower().partition("e")[2]
+        if digits and abs(int(digits)) > 10**5:                # no size is written so
+            raise CollectivesError(f"size {text!r} is beyond any memory: at most "
+                                   f"{MAX_BYTES:.0e} bytes" if not digits.startswith("-") else
+                                   f"size {text!r} is less than one byte; use {SIZE_HELP}")
+        value, mult, shown = decimal.Decimal(number), _SUFFIXES[suffix], repr(text)
+    with decimal.localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = 200, 10**6, -10**6     # exact for any size written
+        nbytes = value * mult
+        if nbytes <= 0:
+            raise CollectivesError(f"size {shown} must be positive; use {SIZE_HELP}")
+        if nbytes > MAX_BYTES:
+            raise CollectivesError(f"size {shown} is beyond any memory: at most {MAX_BYTES:.0e} "
+                                   f"bytes")
+        if nbytes < 1:
+            raise CollectivesError(f"size {shown} is less than one byte, not a whole number of "
+                                   f"bytes; use {SIZE_HELP}")
+        if nbytes != nbytes.to_integral_value():
+            raise CollectivesError(f"size {shown} is not a whole number of bytes "
+                                   f"({float(nbytes):.12g} bytes)")
+        return int(nbytes)
 
 
 def _sig(x: float, digits: int = 3) -> str:
@@ -196,7 +232,7 @@ def sweep_sizes(minbytes, maxbytes, stepfactor: float) -> list[int]:
     sizes, s = [], float(lo)
     log_f = math.log(factor)
     while s <= hi * (1 + 1e-12):
-        size = int(round(s))
+        size = min(int(round(s)), hi)          # a float step may overshoot -e
         if not sizes or size != sizes[-1]:
             if len(sizes) == MAX_SWEEP_ROWS:
                 raise CollectivesError(

@@ -18,7 +18,7 @@ def test_parse_size(text, expected):
     ("0", "size '0' must be positive"),
     ("1XB", "unknown unit 'XB'"),
     ("lots", "is not understood"),
-    ("0.5", "is not a whole number of bytes"),
+    ("0.5", "not a whole number of bytes"),
     (True, "is not a size"),
 ])
 def test_parse_size_rejects(text, message):
