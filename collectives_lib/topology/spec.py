@@ -86,6 +86,9 @@ def parse_seconds(text) -> float:
         raise CollectivesError(f"latency {text!r} is not a number") from None
     if value < 0:
         raise CollectivesError(f"latency must be >= 0 seconds, got {text!r}")
+    if value == 0 and re.search(r"[1-9]", m.group(1).lower().partition("e")[0]):
+        raise CollectivesError(f"latency {text!r} is below the smallest time a float holds "
+                               f"(about 1e-308 s); give 0 for no latency")
     return value
 
 
