@@ -75,6 +75,18 @@ ICI_HOP_LATENCY = _f(1e-6, "s", "scaling-book",
                      "about 1 µs per ICI hop (the Scaling Book's worked example; "
                      "the book's source material uses the same figure)")
 
+#: One way over a TPU host's PCIe link (chip to host, host to chip), per crossing.
+TPU_PCIE_LATENCY = _f(1e-6, "s", "estimate",
+                      "about 1 µs: a DMA over PCIe to or from host memory costs on the order "
+                      "of a microsecond one way (a posted write crosses the root complex in "
+                      "a few hundred ns; the DMA engine's setup and completion add as much)")
+#: One way between a TPU host and the data-center network, per crossing (a transfer
+#: between slices crosses twice: host to network, network to host).
+DCN_LATENCY = _f(5e-6, "s", "estimate",
+                 "about 10 µs host to host, charged 5 µs each way in and out of the network: "
+                 "an RDMA message between two hosts of a data-center network crosses two NICs "
+                 "and three to five switches of about 1 µs each, plus the hosts' staging; no "
+                 "public figure gives Google's DCN latency between TPU slices")
 
 @dataclass(frozen=True)
 class TpuGeneration:

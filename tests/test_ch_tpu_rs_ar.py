@@ -97,10 +97,14 @@ def test_multislice_all_reduce_stages_by_hand():
     assert m.stages[0].seconds == pytest.approx(cl.estimate("reduce_scatter", s44, V).time)
     assert m.stages[2].seconds == pytest.approx(cl.estimate("all_gather", s44, V).time)
     step = 8 * (V / 16 / 2) / 25e9
+    # each step crosses PCIe, the DCN out and in, and PCIe: the latency it pays
+    cross = 2 * float(cl.hardware.TPU_PCIE_LATENCY) + 2 * float(cl.hardware.DCN_LATENCY)
     assert m.dcn_steps == 2
-    assert m.stages[1].seconds == pytest.approx(2 * step)
-    assert m.dcn_bound == pytest.approx(2 * step)               # the DCN stage reaches its bound
-    assert m.dcn_only == pytest.approx(2 * 8 * (V / 2) / 25e9)   # 16x the DCN bytes without ICI first
+    assert m.dcn_latency == pytest.approx(2 * cross)
+    assert m.stages[1].seconds == pytest.approx(2 * step + 2 * cross)
+    assert m.dcn_bound == pytest.approx(2 * step)     # the DCN stage: its bound plus latency
+    # 16x the DCN bytes without ICI first
+    assert m.dcn_only == pytest.approx(2 * 8 * (V / 2) / 25e9 + 2 * cross)
     assert m.time_sequential == pytest.approx(sum(st.seconds for st in m.stages))
 
 

@@ -346,7 +346,9 @@ class MultisliceAllReduce(Pipeline):
     ``dcn_only`` is the time of the naive alternative that all-reduces each
     chip's whole array over the DCN (ring over the slices) without reducing
     inside the slice first; ``dcn_bound`` is the DCN stage's lower bound, the
-    bytes every host must send over its DCN port divided by the port's bandwidth.
+    bytes every host must send over its DCN port divided by the port's bandwidth,
+    and ``dcn_latency`` the latency its ring pays on top: one crossing from a chip to
+    its twin (PCIe, DCN out and in, PCIe) for each of its ``dcn_steps`` steps.
     """
 
     generation: str = ""
@@ -358,6 +360,7 @@ class MultisliceAllReduce(Pipeline):
     dcn_steps: int = 0
     dcn_only: float = 0.0
     dcn_bound: float = 0.0
+    dcn_latency: float = 0.0
 
 
 def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float) -> MultisliceAllReduce:
@@ -377,6 +380,7 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
     worked example).
     """
     from ..analysis import time_flows
+    from ..bounds import lower_bound
     from ..models import estimate
     from ..topology import tpu_system
 
@@ -414,4 +418,5 @@ def multislice_all_reduce(generation: str, shape, num_slices: int, nbytes: float
     return MultisliceAllReduce(
         stages=stages, generation=sl.generation.name, shape=tuple(sl.dims), num_slices=S,
         chips_per_slice=n, nbytes=V, shard_bytes=shard, dcn_steps=2 * (S - 1),
-        dcn_only=ring_over_slices(V / S), dcn_bound=bound)
+        dcn_only=ring_over_slices(V / S), dcn_bound=bound,
+        dcn_latency=2 * (S - 1) * lower_bound("send", system, 0, src=0, dst=n).latency_time)

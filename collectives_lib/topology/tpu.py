@@ -243,13 +243,14 @@ class TpuSystem(Topology):
             b.add(ici.src + off, ici.dst + off, ici.bandwidth, ici.latency, "ici")
         chips = np.arange(self.num_ranks)
         hosts = self.num_ranks + self._host_of_chip
-        self._pcie_up = b.add(chips, hosts, self.pcie_bandwidth, 0.0, "pcie")
-        self._pcie_down = b.add(hosts, chips, self.pcie_bandwidth, 0.0, "pcie")
+        pcie_lat, dcn_lat = float(hw.TPU_PCIE_LATENCY), float(hw.DCN_LATENCY)
+        self._pcie_up = b.add(chips, hosts, self.pcie_bandwidth, pcie_lat, "pcie")
+        self._pcie_down = b.add(hosts, chips, self.pcie_bandwidth, pcie_lat, "pcie")
         host_nodes = self.num_ranks + np.arange(self.num_hosts)
         self._dcn_up = b.add(host_nodes, np.full(self.num_hosts, self.dcn_node),
-                             self.dcn_bandwidth_per_host, 0.0, "dcn")
+                             self.dcn_bandwidth_per_host, dcn_lat, "dcn")
         self._dcn_down = b.add(np.full(self.num_hosts, self.dcn_node), host_nodes,
-                               self.dcn_bandwidth_per_host, 0.0, "dcn")
+                               self.dcn_bandwidth_per_host, dcn_lat, "dcn")
         return b.build()
 
     def routes(self, src, dst) -> Routes:
