@@ -14,6 +14,7 @@ seconds on 2 cores).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -576,3 +577,17 @@ def test_more_processes_than_cores_is_one_warning(capsys):
     assert captured.err == (f"collectives run: warning: {n} processes on {mpi.cores()} cores: the times "
                             f"include waiting for the scheduler, not only for messages\n")
     assert mpi.parse_table(captured.out)[0]["N"] == n
+
+
+def test_a_run_says_when_a_size_runs_as_whole_elements(capsys):
+    # 1 B of float64 over 2 ranks runs as 2 elements, 16 B: the table and JSON say so
+    code = cli.main(["run", "--np", "2", "--size", "1", "--iters", "2", "--warmup", "0"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "# sizes run as whole float64 elements, at least one per slot: 1 B ran as 16 B" in out
+    code = cli.main(["run", "--np", "2", "-b", "16", "-e", "1K", "-f", "4", "--iters", "2",
+                     "--warmup", "0", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 0
+    assert [(r["asked_bytes"], r["size_bytes"]) for r in rows] == [
+        ([16], 16), ([64], 64), ([256], 256), ([1024], 1024)]

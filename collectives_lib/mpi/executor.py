@@ -472,6 +472,8 @@ def _row(case: dict, sched: Schedule, layout: Layout, all_t: np.ndarray, mpi_t: 
         "num_ranks": R, "group_size": sched.group_size, "num_groups": sched.num_groups,
         "participants": P, "emulated_agents": list(sched.agents),
         "steps": K, "size_bytes": layout.nbytes, "count": layout.count,
+        # the sizes asked for that run as this one (whole elements, at least one per slot)
+        "asked_bytes": case.get("asked", {}).get(str(layout.nbytes), [layout.nbytes]),
         "dtype": layout.dtype.name,
         "time_s": t, "time_min_s": float(all_t[:, 0].min()) if iters else float("nan"),
         "time_max_s": float(all_t[:, 0].max()) if iters else float("nan"),

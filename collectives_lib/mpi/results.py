@@ -114,6 +114,13 @@ def format_table(result: RunResult, *, compact: bool = False) -> str:
         lines.append(f"# {r0['collective']}, N = {ranks}: {result.world_size} processes on {hosts} "
                      f"host{'s' if hosts > 1 else ''}, {r0['dtype']}")
         lines.append(f"# median of {result.iters} timed runs after {result.warmup} warm-up runs")
+        changed = sorted({(a, r["size_bytes"]) for r in rows
+                          for a in r.get("asked_bytes", [r["size_bytes"]]) if a != r["size_bytes"]})
+        if changed:
+            shown = ", ".join(f"{a:,} B ran as {b:,} B" for a, b in changed[:4])
+            more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+            lines.append(f"# sizes run as whole {r0['dtype']} elements, at least one per slot: "
+                         f"{shown}{more}")
     lines.append(f"# {' '.join(result.library.split())}")
     if cal is not None:
         lines.append(f"# ping-pong: alpha = {format_time(cal.alpha)}, beta = {cal.beta:.3g} s/B "

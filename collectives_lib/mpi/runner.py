@@ -43,8 +43,12 @@ def prepare(schedules: Sequence[Schedule], sizes, dtype: str) -> list[dict]:
         if guard is not None:
             guard.check()  # outside the main thread, the only way the deadline is seen here
         validate(s)
-        actual = sorted(set(rounded_size(s, n, dtype) for n in sizes))
+        asked: dict[str, list[int]] = {}
+        for n in sizes:
+            asked.setdefault(str(rounded_size(s, n, dtype)), []).append(int(n))
+        actual = sorted(int(k) for k in asked)
         cases.append({"schedule": schedule_to_dict(s), "sizes": actual, "index": index,
+                      "asked": {k: sorted(set(v)) for k, v in asked.items()},
                       "label": f"{s.algorithm} {s.collective} N={s.num_ranks}"})
     return cases
 
