@@ -164,6 +164,12 @@ def endpoints(collective, options: dict, group_size: int, num_groups: int = 1) -
             raise CollectivesError(f"{key} does not apply to {coll}: {what}")
         if not iterable(value):
             out[key] = root(value, group_size, num_groups, what=key)
+    if "src" in allowed and not iterable(out.get("src", 0)) and not iterable(out.get("dst", 0)):
+        s, d = out.get("src", 0), out.get("dst", group_size - 1)
+        if s == d:
+            raise CollectivesError(
+                f"send needs two different ranks, got {s} and {d}" if group_size > 1 else
+                f"send needs two ranks; the group has {group_size}")
     return out
 
 

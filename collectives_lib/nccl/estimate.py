@@ -20,7 +20,7 @@ Introduced in the chapter *GPU collectives within the node*.
 
 from __future__ import annotations
 
-from ..builders import algorithm_name, group_for, nccl_names
+from ..builders import algorithm_name, entries, group_for, nccl_names
 from ..collective import Collective, collective as as_collective
 from ..errors import CollectivesError
 from ..estimates import Alternative, NcclEstimate
@@ -79,6 +79,11 @@ def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, 
     to_registry = nccl_names(coll)
     wanted = algorithm_name(algorithm)
     tuned = coll.value in FUNCTIONS
+    if protocol is not None and not tuned:
+        raise CollectivesError(
+            f"protocol {protocol!r} cannot be set for {coll.value}: NCCL runs it as grouped "
+            f"send/recv, whose protocol it picks by size (LL up to NCCL_P2P_LL_THRESHOLD, "
+            f"16 KiB per channel, then Simple; enqueue.cc), not by NCCL_PROTO; leave it out")
     symmetric = registered and symk.applies(coll, comm)
     if registered and (wanted != "auto" or protocol is not None) and symmetric:
         raise CollectivesError("registered buffers run NCCL's symmetric kernels, which NCCL picks by "
@@ -205,6 +210,11 @@ def _split_note(coll, nbytes: int, n: int, dtype: str) -> str:
 
 
 def _refuse(coll, topology, wanted, here, protocol, nvls) -> None:
+    known = entries(coll)
+    if wanted != "auto" and wanted not in known:
+        raise CollectivesError(f"unknown algorithm {wanted!r} for {coll}; NCCL's model knows "
+                               f"{', '.join(sorted(here)) or 'none here'} (and auto); the "
+                               f"ideal model knows {', '.join(known)}")
     if here:
         raise CollectivesError(
             f"NCCL does not run {wanted} for {coll} here; its algorithms here are "

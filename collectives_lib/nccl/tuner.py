@@ -164,6 +164,15 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
         raise CollectivesError(f"{system.name} has no NCCL profile in this library")
     nics = ppn if nics is None else max(1, int(nics))
     graphs = search(profile, nodes=nodes, ppn=ppn, nics=nics)
+    if nvls is True and not system.nvls:
+        raise CollectivesError(f"nvls on: {system.name}'s NVSwitches have no NVLink SHARP "
+                               f"(NVLS needs third-generation NVSwitch: H100 and later), so "
+                               f"NCCL_NVLS_ENABLE=1 changes nothing; leave nvls out")
+    if nvls is True and graphs.get("nvls") is None:
+        raise CollectivesError(f"nvls on: NCCL builds no NVLS channels for {ppn} GPU(s) per "
+                               f"node{' with ' + str(nics) + ' NIC(s)' if nodes > 1 else ''} "
+                               f"(it needs two or more GPUs of a node on the switch), so it "
+                               f"would not run NVLS; leave nvls out")
     scaled = _scaled(graphs, scale, nodes) if scale else graphs
     return Comm(nodes, ppn, profile, scaled, system.nvls if nvls is None else bool(nvls), collnet,
                 launched_channels(graphs, nodes=nodes, sm=profile.sm), dtype, tuple(algorithms),
