@@ -29,6 +29,7 @@ Introduced in the chapter *A first look*; every answer comes from here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +76,7 @@ class Candidate:
     why_formula: str = ""                # for a closed form: why no schedule was built
     num_steps: int = 0
     in_network: bool = False             # the switches reduce: the in-network bound applies
-    busiest: tuple[str | None, ...] = ()  # for a closed form: its busiest link at each size, named
+    busiest: Sequence = ()               # for a closed form: its busiest link at each size, named
 
     def time(self, i: int) -> float:
         return float(self.times[i])
@@ -199,9 +200,9 @@ def time_candidates(collective, topology: Topology, names, sizes, *, axes=None, 
         alg = applicable(grp, name)
         formula = closed_form_for(alg, grp, len(groups))
         if formula is not None and not overhead and placement is None:
-            times = np.array([float(alg.closed_form(grp, float(s))) for s in sizes])
+            times = _closed_times(alg, grp, sizes)
             lat = float(alg.closed_form(grp, 0.0))
-            busiest = tuple(alg.busiest_link(grp, float(s)) for s in sizes)
+            busiest = _Busiest(alg, grp, sizes)
             out.append(Candidate(alg.name, grp, len(groups), None, sizes, times, lat, "closed form",
                                  formula, steps_estimate(alg, grp), alg.in_network, busiest))
             continue
@@ -216,6 +217,40 @@ def time_candidates(collective, topology: Topology, names, sizes, *, axes=None, 
     if not out:
         build_group(applicable(grp, skipped[0]), grp, groups)     # raises: too large, and why
     return out
+
+
+def _closed_times(alg, grp: Group, sizes: tuple[int, ...]) -> np.ndarray:
+    """The closed form at every size: at once where it takes an array of sizes (and
+    agrees with itself size by size at the first, middle and last), else one by one."""
+    if len(sizes) > 8:
+        V = np.asarray(sizes, dtype=float)
+        try:
+            with np.errstate(all="ignore"):
+                at_once = np.asarray(alg.closed_form(grp, V), dtype=float)
+        except (TypeError, ValueError, CollectivesError):
+            at_once = None
+        if at_once is not None and at_once.shape == V.shape:
+            probe = sorted({0, len(sizes) // 2, len(sizes) - 1})
+            if all(np.isclose(float(alg.closed_form(grp, float(sizes[i]))), at_once[i],
+                              rtol=1e-12, atol=0.0) for i in probe):
+                return at_once
+    return np.array([float(alg.closed_form(grp, float(s))) for s in sizes])
+
+
+class _Busiest:
+    """A closed form's busiest link at each size, named when an answer asks for it
+    (a sweep asks only for the algorithm it picks)."""
+
+    def __init__(self, alg, grp: Group, sizes: tuple[int, ...]):
+        self._alg, self._grp, self._sizes, self._named = alg, grp, sizes, {}
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def __getitem__(self, i: int) -> str | None:
+        if i not in self._named:
+            self._named[i] = self._alg.busiest_link(self._grp, float(self._sizes[i]))
+        return self._named[i]
 
 
 # ---------------------------------------------------------------------------

@@ -289,9 +289,11 @@ def timed(stages: dict, V, *, pipelined: bool) -> np.ndarray:
     return np.maximum(lat + bw, _busiest(stages) * V)
 
 
-def _time(form: tuple[dict, bool], V: float) -> float:
+def _time(form: tuple[dict, bool], V):
+    """The time at ``V`` bytes (a float), or at every size of an array ``V``."""
     stages, pipelined = form
-    return float(timed(stages, V, pipelined=pipelined)[0])
+    out = timed(stages, V, pipelined=pipelined)
+    return float(out[0]) if np.ndim(V) == 0 else out
 
 
 _LINKS = {("nvl", "up"): "every GPU's NVLink to its NVSwitch", ("nvl", "down"): "every NVSwitch's NVLink to a GPU",
