@@ -11,7 +11,9 @@ Two bounds, both from the topology's links alone (no algorithm, no protocol):
   ``k(N-k)/N`` of one rank's buffer out of a part of k ranks. The bound is the
   largest of these times over the parts tried, and it names the part.
 * **latency**: a rank needs data from the farthest member of its group, so no
-  collective finishes before the latency of that route (the diameter).
+  collective finishes before the latency of the quickest path of links between
+  them (through switches or other ranks: NVLink to a GPU on another rail, then
+  that rail, can beat the network's own route through a spine).
 
 Only links between members of the group (and the switches on their routes)
 count: a collective over one axis of a torus uses that axis's links, a
