@@ -418,11 +418,19 @@ def _diagnose_parser(sub) -> None:
                        description=DIAGNOSE_DESCRIPTION.format(prog="collectives diagnose"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="the output of an nccl-tests binary ('-' reads stdin)")
-    p.add_argument("--topology", "-t", help="the machine, when the output does not say it or says "
-                   "it wrong: " + TOPOLOGY_HELP)
-    p.add_argument("--env", action="append", default=[], metavar="NCCL_X=VALUE",
-                   help="an NCCL setting the run used that its output does not state "
-                        "(NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE); repeatable")
+    p.add_argument(
+        "--topology", "-t",
+        help="the machine, when the output does not say it or says it wrong: a GPU "
+             "preset, as NCCL's model needs one (dgx-a100:M, dgx-h100:M, dgx-h200:M, "
+             "dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, gb300-tray:M, "
+             "gb200-nvl72:M, gb300-nvl72:M, h100-cluster:M, gb200-cluster:M; M nodes, "
+             "trays or racks; :gpus=G, :trays=T, :nics=NxR, :fabric=ib|roce|gib as in "
+             "the other verbs)")
+    p.add_argument(
+        "--env", action="append", default=[], metavar="NCCL_X=VALUE",
+        help="an NCCL setting the run used that its output does not state; the model "
+             "reads NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE and NCCL_COLLNET_ENABLE, "
+             "and says so of any other; repeatable")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

@@ -125,3 +125,57 @@ def test_the_readmes_example_is_what_the_verb_prints():
     shown = "\n".join(block.splitlines()[1:]).strip("\n")
     code, out, _ = run("diagnose", RING, *args)
     assert code == 0 and out.rstrip("\n") == shown
+
+
+def test_every_setting_given_is_used_noted_or_refused():
+    code, out, _ = run("diagnose", NVLS, "--env", "NCCL_FOO=1",
+                       "--env", "NCCL_NVLS_ENABLE=2", "--json")
+    got = json.loads(out)
+    why = " ".join(got["machine"]["why"])
+    assert code == 0 and "NCCL_FOO=1 given: not modelled" in why
+    # 2 is NCCL's default (src/transport/nvls.cc): NVLS where multicast is there
+    assert "NCCL_NVLS_ENABLE=2: NCCL's default" in why
+    assert "nvls" not in got["machine"]["model_options"]
+    _, out, _ = run("diagnose", NVLS, "--env", "NCCL_IB_HCA=mlx5_0", "--json")
+    why = " ".join(json.loads(out)["machine"]["why"])
+    assert "NCCL_IB_HCA=mlx5_0 given: not modelled" in why
+    _one_line_error(*run("diagnose", NVLS, "--env", "NCCL_NVLS_ENABLE=yes"),
+                    "NCCL_NVLS_ENABLE=yes given: NCCL reads an integer there")
+    # NCCL resets any other value to 0 (src/init.cc): refused rather than guessed
+    _one_line_error(*run("diagnose", NVLS, "--env", "NCCL_COLLNET_ENABLE=2"),
+                    "NCCL_COLLNET_ENABLE=2 given: NCCL takes 0 or 1")
+    code, out, _ = run("diagnose", NVLS, "--env", "NCCL_NVLS_ENABLE=0", "--json")
+    assert json.loads(out)["machine"]["model_options"] == {"nvls": False}
+
+
+@pytest.mark.parametrize("spec", ["ring:8", "switch:8", "torus:2x4", "tpu-v5e:2x4"])
+def test_a_topology_that_is_not_a_gpu_preset(spec):
+    code, out, err = run("diagnose", NVLS, "--topology", spec)
+    _one_line_error(code, out, err, f"topology '{spec}' is not a GPU machine")
+    assert "--bandwidth" not in err and "model='ideal'" not in err
+    assert "dgx-h100:M" in err
+
+
+def test_the_help_names_what_diagnose_takes(capsys):
+    with pytest.raises(SystemExit):
+        main(["diagnose", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--bandwidth" not in text and "ring:N" not in text and "dgx-h100:M" in text
+
+
+def test_a_damaged_row_is_one_line_and_status_2(tmp_path):
+    lines = open(NVLS).read().splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.lstrip()[:1].isdigit())
+    lines[at] = lines[at].replace("float", "floa7", 1)
+    f = tmp_path / "bad.log"
+    f.write_text("\n".join(lines) + "\n")
+    _one_line_error(*run("diagnose", str(f)), f"line {at + 1}: type 'floa7'")
+
+
+def test_nvls_enabled_on_gpus_without_it_is_said_not_pretended():
+    a100 = str(RAW / "a100x8-16node-ib-allreduce-coreweave-2022.txt")
+    code, out, err = run("diagnose", a100, "--env", "NCCL_NVLS_ENABLE=1")
+    assert code == 0, err
+    text = " ".join(out.replace("#", " ").split())      # wrapped comment lines joined
+    assert "have no NVLink SHARP, so NCCL runs without NVLS" in text
+    assert "the model with NVLS on" not in text

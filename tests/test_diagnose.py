@@ -564,6 +564,188 @@ def test_the_launch_mode_is_read_and_said():
 
 
 # ---------------------------------------------------------------------------
+# tables edited or damaged: refused in one line that names the line and the value
+# ---------------------------------------------------------------------------
+
+BCAST = "rtx2080tix2-pcie-broadcast-autodl"
+
+
+def edit(run_id: str, size: int, old: str, new: str, col: int | None = None):
+    """The run's text with one row changed, and that row's line number: ``old`` ->
+    ``new`` in the row of ``size`` (column ``col`` of its fields, else the first
+    match)."""
+    lines = raw(run_id).splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [str(size)])
+    if col is None:
+        lines[at] = lines[at].replace(old, new, 1)
+    else:
+        toks = lines[at].split()
+        assert toks[col] == old, toks
+        toks[col] = new
+        lines[at] = "  ".join(toks)
+    return "\n".join(lines) + "\n", at + 1
+
+
+def refused(text: str, *parts: str, **kw) -> str:
+    with pytest.raises(cl.CollectivesError) as exc:
+        cl.diagnose(text, **kw)
+    msg = str(exc.value)
+    assert "\n" not in msg and all(p in msg for p in parts), msg
+    return msg
+
+
+def _field(run_id, size, col):
+    lines = raw(run_id).splitlines()
+    return next(ln.split()[col] for ln in lines if ln.split()[:1] == [str(size)])
+
+
+@pytest.mark.parametrize("size, col, value", [
+    (8388608, 6, "0.01"),      # size / time is 101 GB/s: too small, as 999.99 is large
+    (8388608, 6, "999.99"),
+    (8, 6, "0.01"),            # 8 B in 13.67 us is 0.0006 GB/s: prints 0.00, not 0.01
+    (128, 6, "0.00"),          # 128 B in 15.87 us is 0.008 GB/s: prints 0.01
+])
+def test_an_algbw_not_size_over_time_is_refused_at_any_size(size, col, value):
+    """Symmetric, within half the last digit printed of time and algbw: the published
+    rows at 0.00 and 0.01 GB/s read (every run above), the edited ones do not."""
+    text, line = edit(DGXC, size, _field(DGXC, size, col), value, col)
+    refused(text, f"line {line}: algbw {value} GB/s is not size / time")
+
+
+def test_a_busbw_off_the_tables_factor_is_refused_at_any_size():
+    text, line = edit(DGXC, 256, "0.03", "0.99", 7)    # algbw 0.02: x 50, not x 1.75
+    refused(text, f"line {line}: busbw 0.99 GB/s does not go with algbw 0.02 GB/s",
+            "busbw = algbw x", "changes from row to row")
+    text, line = edit(DGXC, 8388608, "176.77", "999.99", 7)
+    refused(text, f"line {line}: busbw 999.99 GB/s", "x 1.75", "176.73 to 176.80 GB/s")
+
+
+def _scaled(factor: float) -> list[str]:
+    """DGXC's rows with busbw = algbw x factor."""
+    out = []
+    for ln in _rows(raw(DGXC)):
+        t = ln.split()
+        for i in (6, 10):
+            t[i + 1] = f"{float(t[i]) * factor:.2f}"
+        out.append("  ".join(t))
+    return out
+
+
+def test_a_factor_no_rank_count_gives_is_refused():
+    refused("\n".join(_scaled(1.77)), "busbw/algbw in the table is 1.77",
+            "no rank count n gives it", "1.75 for 8 ranks and 1.778 for 9")
+    head = [ln for ln in raw(DGXC).splitlines() if ln.lstrip().startswith("#")][:16]
+    named = ["# Collective test starting: all_reduce_perf"] + head + _scaled(1.0)
+    refused("\n".join(named), "all_reduce_perf over 8 ranks", "2(n-1)/n = 1.75")
+
+
+@pytest.mark.parametrize("size, col, value, said", [
+    (256, 5, "nan", "out-of-place time 'nan' is not a number"),
+    (256, 5, "inf", "out-of-place time 'inf' is not a number"),
+    (256, 10, "-nan", "in-place algbw '-nan' is not a number"),
+    (256, 2, "floa7", "type 'floa7' is not one of nccl-tests' types"),
+    (256, 3, "summ", "redop 'summ' is not one of nccl-tests'"),
+    (256, 4, "r0", "root 'r0' is not a rank"),
+])
+def test_a_row_that_does_not_read_is_refused_not_dropped(size, col, value, said):
+    text, line = edit(DGXC, size, _field(DGXC, size, col), value, col)
+    refused(text, f"line {line}: {said}")
+    bare = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+    refused(bare, said)                               # without the column header too
+
+
+def test_a_row_cut_short_in_the_middle_of_the_table_is_refused():
+    lines = raw(DGXC).splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["256"])
+    for cut in (40, 20, 70):
+        text = "\n".join(lines[:at] + [lines[at][:cut]] + lines[at + 1:])
+        refused(text, f"line {at + 1}: the row of 256 B stops",
+                f"line {at + 2} starts another row")
+    # the last row cut to its start: where the table stops, said
+    at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [str(2**30)])
+    d = cl.diagnose("\n".join(lines[:at] + [lines[at][:40]]))
+    assert d.output.stopped == (f"the table stops in the row of 1 GiB (line {at + 1}): "
+                                f"no time printed")
+    assert d.rows[-1].row.nbytes == 2**29 and d.finding("partial")
+
+
+def test_launcher_prefixes_and_other_lines_in_the_table_still_read():
+    lines = raw(DGXC).splitlines()
+    srun = "\n".join(f"0: {ln}" for ln in lines)
+    plain = cl.diagnose(raw(DGXC))
+    assert [c.ratio for c in cl.diagnose(srun).rows] == [c.ratio for c in plain.rows]
+    at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["256"])
+    damaged = srun.replace(" float     sum      -1    16.10",
+                           " floa7     sum      -1    16.10")
+    refused(damaged, f"line {at + 1}: type 'floa7'")
+    # a row split by NCCL's log and by another program's line between its pieces
+    t = lines[at].split()
+    info = "node1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1]"
+    split = lines[:at] + ["  ".join(t[:5]) + info, "srun: warning: a line of srun's",
+                          "  ".join(t[5:])] + lines[at + 1:]
+    assert [r.nbytes for r in parse_output("\n".join(split)).rows] == [
+        r.nbytes for r in plain.output.rows]
+
+
+@pytest.mark.parametrize("col, value, said", [
+    (5, "-16.1", "out-of-place time -16.1 us is negative"),
+    (5, "0.00", "out-of-place time 0.00 us for 256 B"),
+    (11, "-0.03", "in-place busbw -0.03 GB/s is negative"),
+    (8, "-1", "out-of-place #wrong -1 is negative"),
+])
+def test_negative_and_zero_times_are_refused(col, value, said):
+    text, line = edit(DGXC, 256, _field(DGXC, 256, col), value, col)
+    refused(text, f"line {line}: {said}")
+
+
+def test_sizes_beyond_any_gpu_and_sizes_of_zero():
+    text, line = edit(DGXC, 256, "256", "99999999999999999999999", 0)
+    refused(text, f"line {line}: size 99999999999999999999999 B", "2^50 B")
+    text, line = edit(DGXC, 256, "256", str(2**51), 0)
+    refused(text, f"line {line}: size {2**51} B")
+    # nccl-tests prints 0 B below one element (a published all_gather: 8 B over 4 ranks)
+    d = cl.diagnose(RAW / "h100x4of8-allgather-ncclcollbench.txt")
+    zero = [c for c in d.rows if c.row.nbytes == 0]
+    assert zero and all(c.expected_time is None for c in zero)
+    f = d.finding("zero-size")
+    assert f.severity == "note" and f" {zero[0].row.line}, " in f.evidence
+    assert all(n > 0 for n in d.metrics.peak_rows)
+
+
+def test_a_redop_type_or_root_changing_mid_sweep_is_refused():
+    text, line = edit(DGXC, 256, "sum", "prod", 3)
+    refused(text, f"line {line}: redop 'prod' among rows of redop 'sum'",
+            "(128 B, then 256 B)", "-o all")
+    text, line = edit(DGXC, 8, "float", "half", 2)
+    refused(text, f"line {line}: type 'half' among rows of type 'float'")
+    rows = _rows(raw(DGXC))
+    # -d all and -o all: whole sweeps one after the other, as nccl-tests prints them
+    other = [ln.replace(" float ", "  half ").replace(" sum ", " prod ") for ln in rows]
+    both = parse_output("\n".join(rows + other))
+    assert len(both.rows) == 64 and len(both.series()) == 32
+
+
+def test_a_root_outside_the_ranks_is_refused():
+    lines = raw(BCAST).splitlines()
+    line = 1 + next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["8"])
+    text = raw(BCAST).replace("none       0  ", "none      -7  ")
+    refused(text, f"line {line}: root -7: broadcast_perf prints the root rank there, "
+                  f"0 to 1 over 2", topology="dgx-h100:1:gpus=2")
+    text = raw(BCAST).replace("none       0  ", "none       5  ")
+    refused(text, "root 5: broadcast_perf", "0 to 1 over 2 ranks")
+    line = edit(DGXC, 8, "-1", "3", 4)[1]
+    text = "# Collective test starting: all_reduce_perf\n" + raw(DGXC).replace(
+        "sum      -1 ", "sum       3 ")
+    refused(text, f"line {line + 1}: root 3: all_reduce_perf has no root and prints -1")
+    # -r -1: every root in turn, a whole sweep each
+    rows = _rows(raw(BCAST))
+    again = [ln.replace("none       0  ", "none       1  ") for ln in rows]
+    d = cl.diagnose("\n".join(lines[:10] + rows + again))
+    assert {c.row.root for c in d.rows} == {0, 1}
+    assert len(d.output.series()) == len(rows)
+
+
+# ---------------------------------------------------------------------------
 # the Python API
 # ---------------------------------------------------------------------------
 

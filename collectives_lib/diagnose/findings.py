@@ -546,6 +546,17 @@ def _notes(out: Output, machine: Machine, rows, metrics: Metrics, found: list) -
     if out.stopped:
         found.append(Finding("partial", "note", "a partial table", out.stopped,
                              "the output was cut; every row read is compared"))
+    empty = [r for r in out.rows if r.nbytes == 0]
+    if empty:
+        many = "s" if len(empty) > 1 else ""
+        lines = ", ".join(str(r.line) for r in empty[:3])
+        lines += ", ..." if len(empty) > 3 else ""
+        found.append(Finding(
+            "zero-size", "note", f"{len(empty)} row{many} of 0 bytes",
+            f"line{many} {lines}: nccl-tests prints 0 B where the size asked is less "
+            f"than one element (a rank's share, rounded down to 16 B, for all_gather, "
+            f"reduce_scatter, alltoall, gather and scatter); nothing moves, so they "
+            f"are not compared with the model and do not count in the verdict", ""))
     checked = [r for r in out.rows if r.out_of_place is not None and r.out_of_place.checked]
     if out.rows and not checked:
         found.append(Finding("unchecked", "note", "results not checked",

@@ -31,12 +31,14 @@ Introduced in the chapter *Running and reading NCCL*.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from .. import hardware as hw
 from ..collective import Collective
 from ..errors import CollectivesError
+from ..nccl.comm import supports
 from ..topology import GpuCluster, Switch, Topology, nvswitch_node, parse_topology
 from .parse import Output
 
@@ -83,6 +85,18 @@ ALGORITHMS = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_
               "collnet_direct": "collnet_direct", "collnetchain": "collnet_chain",
               "collnet_chain": "collnet_chain", "pat": "pat"}
 PROTOCOLS = {"ll": "LL", "ll128": "LL128", "simple": "SIMPLE"}
+
+#: The NCCL settings NCCL's model here reads; any other is noted as not modelled.
+MODELLED = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE")
+
+#: busbw / algbw of each binary (its GetBw in src/*.cu): "ar" 2(n-1)/n, "n1" (n-1)/n,
+#: "one" 1.
+FAMILY = {"all_reduce": "ar", "all_gather": "n1", "reduce_scatter": "n1",
+          "alltoall": "n1", "gather": "n1", "scatter": "n1", "alltoallv": "n1",
+          "broadcast": "one", "reduce": "one", "sendrecv": "one", "hypercube": "one"}
+#: The binaries with a root: they print the root rank (0 to n-1; -r -1 runs each in
+#: turn); the others print -1.
+ROOTED = ("broadcast", "reduce", "gather", "scatter")
 
 #: nccl-tests' binaries and the library's collectives (scatter and hypercube have no model).
 PROGRAM_COLLECTIVE = {"all_reduce": "all_reduce", "all_gather": "all_gather",
@@ -189,19 +203,18 @@ def _collective(out: Output, ranks_hint: int | None) -> tuple[str, str]:
 
 def _check_program(out: Output, prog: str, rooted: bool, ratio) -> None:
     """The binary the output names against its table."""
-    first = out.rows[0]
-    reduces = first.redop not in (None, "none")
     wants_reduce = prog in PROGRAM_COLLECTIVE and Collective(PROGRAM_COLLECTIVE[prog]).reduces
-    if first.redop is not None and reduces != wants_reduce and prog != "sendrecv":
-        raise CollectivesError(
-            f"the output names {prog}_perf but its table's redop is {first.redop!r}: the "
-            f"table contradicts its header")
+    for r in out.rows:              # every sweep's redop (-o all): the first one wrong
+        reduces = r.redop not in (None, "none")
+        if r.redop is not None and reduces != wants_reduce and prog != "sendrecv":
+            where = "" if r is out.rows[0] else f" (line {r.line})"
+            raise CollectivesError(
+                f"the output names {prog}_perf but its table's redop is "
+                f"{r.redop!r}{where}: the table contradicts its header")
     if ratio is None:
         return
     lo, hi = ratio
-    family = {"all_reduce": "ar", "all_gather": "n1", "reduce_scatter": "n1", "alltoall": "n1",
-              "gather": "n1", "scatter": "n1", "broadcast": "one", "reduce": "one",
-              "sendrecv": "one"}.get(prog)
+    family = FAMILY.get(prog)
     ok = {"ar": hi >= 1.0 or lo < 1e-6, "n1": lo < 1.0, "one": lo <= 1.0 <= hi}.get(family, True)
     if not ok:
         raise CollectivesError(
@@ -241,6 +254,61 @@ def _ranks(out: Output, program: str, per_node: int | None = None) -> tuple[int 
     return None, "the output does not say how many ranks ran (busbw = algbw for this collective)"
 
 
+def _fits(lo: float, hi: float, scale: float) -> tuple[float, float]:
+    """The rank counts n whose scale x (n-1)/n lies in [lo, hi] (real bounds)."""
+    low = 1.0 if lo <= 0 else (scale / (scale - lo) if lo < scale else math.inf)
+    high = scale / (scale - hi) if hi < scale else math.inf
+    return low, high
+
+
+def _check_factor(out: Output, prog: str, ranks: int | None, how: str) -> None:
+    """busbw/algbw in the table is the binary's factor for a whole rank count, and for
+    the rank count the output says (nccl-tests' GetBw: 2(n-1)/n for all_reduce,
+    (n-1)/n for all_gather, reduce_scatter, alltoall, gather and scatter)."""
+    ratio = out.busbw_ratio()
+    family = FAMILY.get(prog)
+    if ratio is None or family not in ("ar", "n1"):
+        return
+    lo, hi = ratio
+    scale = 2.0 if family == "ar" else 1.0
+    formula = "2(n-1)/n" if family == "ar" else "(n-1)/n"
+    mid = (lo + hi) / 2
+    low, high = _fits(lo, hi, scale)
+    said = (f"busbw/algbw in the table is {mid:.4g} ({lo:.4g} to {hi:.4g} after "
+            f"rounding)")
+    if math.floor(high + 1e-9) < math.ceil(low - 1e-9):          # no whole rank count
+        n = max(1, math.floor(scale / (scale - mid))) if mid < scale else None
+        near = (f": {formula} is {scale * (n - 1) / n:.4g} for {n} ranks and "
+                f"{scale * n / (n + 1):.4g} for {n + 1}" if n else "")
+        raise CollectivesError(
+            f"{said}, but {prog}_perf prints busbw = algbw x {formula}, and no rank "
+            f"count n gives it{near}: the table contradicts itself")
+    if ranks is not None and not low - 1e-9 <= ranks <= high + 1e-9:
+        raise CollectivesError(
+            f"{said}, but {prog}_perf over {ranks} ranks ({how}) prints busbw = algbw "
+            f"x {formula} = {scale * (ranks - 1) / ranks:.4g}: the table contradicts "
+            f"itself")
+
+
+def _check_roots(out: Output, prog: str, ranks: int | None) -> None:
+    """nccl-tests prints the root rank of a rooted collective (0 to n-1; -r -1 runs
+    every root in turn) and -1 for the others (src/*.cu, TimeTest's root)."""
+    rooted = prog in ROOTED
+    for r in out.rows:
+        if r.root is None:
+            continue
+        if rooted and (r.root < 0 or (ranks and r.root >= ranks)):
+            span = f"0 to {ranks - 1} over {ranks} ranks" if ranks else "0 or more"
+            raise CollectivesError(
+                f"line {r.line}: root {r.root}: {prog}_perf prints the root rank "
+                f"there, {span} (-r R; -r -1 runs every root in turn): the table "
+                f"contradicts itself")
+        if not rooted and r.root != -1:
+            raise CollectivesError(
+                f"line {r.line}: root {r.root}: {prog}_perf has no root and prints -1 "
+                f"there: the table contradicts itself")
+
+
 def _launch(out: Output) -> tuple[int | None, int | None, str]:
     """(processes, GPUs per process, how it was read)."""
     h = out.header
@@ -269,7 +337,7 @@ def _settings(out: Output) -> dict[str, str]:
 
 
 def _model_options(settings: dict, collective: Collective | None, version: str | None,
-                   why: list[str]) -> dict:
+                   why: list[str], has_nvls: bool | None = None) -> dict:
     """estimate()'s algorithm, protocol and nvls from NCCL_ALGO, NCCL_PROTO,
     NCCL_NVLS_ENABLE and the NCCL version (no NVLS before 2.17)."""
     opts: dict = {}
@@ -296,15 +364,65 @@ def _model_options(settings: dict, collective: Collective | None, version: str |
         else:
             why.append(f"NCCL_PROTO={proto}: not one protocol; NCCL's own choice is timed")
     nvls = settings.get("NCCL_NVLS_ENABLE")
-    if nvls is not None and nvls.strip() in ("0", "1"):
-        opts["nvls"] = nvls.strip() == "1"
-        why.append(f"NCCL_NVLS_ENABLE={nvls}: the model with NVLS {'on' if opts['nvls'] else 'off'}")
+    if nvls is not None:
+        value = nccl_int(nvls, whole=False)
+        read = "" if nccl_int(nvls) is not None else f" (NCCL reads it as {value})"
+        if value == 2:
+            why.append(f"NCCL_NVLS_ENABLE={nvls}{read}: NCCL's default (NVLS where "
+                       f"the GPUs support NVLink multicast): the model's own choice")
+        elif value != 0 and has_nvls is False:
+            why.append(f"NCCL_NVLS_ENABLE={nvls}{read}: these GPUs' NVSwitches have no "
+                       f"NVLink SHARP, so NCCL runs without NVLS, as the model does")
+        else:
+            opts["nvls"] = value != 0
+            why.append(f"NCCL_NVLS_ENABLE={nvls}{read}: the model with NVLS "
+                       f"{'on' if opts['nvls'] else 'off'}"
+                       + (" (NCCL forces NVLS on for any value but 0 and 2)"
+                          if value not in (0, 1) else ""))
     if version and "nvls" not in opts:
         major, minor = (int(x) for x in version.split(".")[:2])
         if (major, minor) < (2, 17):
             opts["nvls"] = False
             why.append(f"NCCL {version} has no NVLS (it came in 2.17): the model without it")
     return opts
+
+
+_NCCL_INT = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def nccl_int(text: str, whole: bool = True) -> int | None:
+    """An integer setting as NCCL reads it (``strtoll(text, NULL, 0)``: decimal, 0x
+    hex, 0 octal): the whole text (None if it is not one), or with ``whole=False`` its
+    leading integer, 0 without one."""
+    m = _NCCL_INT.fullmatch(text.strip()) if whole else _NCCL_INT.match(text)
+    if m is None:
+        return None if whole else 0
+    body = m.group(2)
+    if body[:2].lower() == "0x":
+        value = int(body, 16)
+    else:
+        value = int(body, 8) if body[0] == "0" else int(body)
+    return -value if m.group(1) == "-" else value
+
+
+def _check_env(env: dict, why: list[str]) -> None:
+    """The settings the reader gives (--env): a value NCCL does not take for a setting
+    the model reads is refused; a setting it does not read is said."""
+    for key, value in env.items():
+        if key == "NCCL_NVLS_ENABLE" and nccl_int(value) is None:
+            raise CollectivesError(
+                f"NCCL_NVLS_ENABLE={value} given: NCCL reads an integer there (0: "
+                f"off; 2, its default: on where the GPUs support NVLink multicast; any "
+                f"other: on)")
+        if key == "NCCL_COLLNET_ENABLE" and nccl_int(value) not in (0, 1):
+            raise CollectivesError(
+                f"NCCL_COLLNET_ENABLE={value} given: NCCL takes 0 or 1 (it resets any "
+                f"other value to 0)")
+        if key not in MODELLED:
+            also = " (only the NIC finding reads it)" if key == "NCCL_IB_HCA" else ""
+            why.append(f"{key}={value} given: not modelled{also}; NCCL's model here "
+                       f"reads NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE and "
+                       f"NCCL_COLLNET_ENABLE, so the expected times do not reflect it")
 
 
 def _guess(row: MachineRow, ranks: int, hosts: int | None, mnnvl: bool | None,
@@ -365,12 +483,18 @@ def _given(topology, ranks: int | None, why: list[str]) -> tuple[Topology, str]:
     """The reader's --topology, held to the table's rank count."""
     if isinstance(topology, str):
         spec = topology
+        kind = topology.strip().lower().split(":", 1)[0]
+        generic = kind in ("ring", "chain", "torus", "mesh", "switch")
+        if generic or kind.startswith("tpu"):
+            raise CollectivesError(_not_a_gpu_preset(repr(topology)))
         topo = parse_topology(topology)
     elif isinstance(topology, Topology):
         topo, spec = topology, repr(topology)
     else:
         raise CollectivesError(f"topology must be a spec such as 'dgx-h100:2' or a topology value, "
                                f"got {type(topology).__name__}")
+    if not supports(topo):
+        raise CollectivesError(_not_a_gpu_preset(spec))
     if ranks is not None and topo.num_ranks != ranks:
         if isinstance(topo, Switch) and topo.name in hw.GPU_SYSTEMS and ranks < topo.num_ranks:
             why.append(f"the table has {ranks} ranks: {ranks} of the {topo.num_ranks} GPUs of "
@@ -381,6 +505,13 @@ def _given(topology, ranks: int | None, why: list[str]) -> tuple[Topology, str]:
                                f"that ran it")
     why.append(f"machine given: {spec}")
     return topo, spec
+
+
+def _not_a_gpu_preset(spec: str) -> str:
+    presets = ", ".join(f"{k}:M" for k in (*hw.GPU_SYSTEMS, *hw.CLUSTER_PRESETS))
+    return (f"topology {spec} is not a GPU machine: diagnose times the table with "
+            f"NCCL's model, which needs one of the GPU presets ({presets}; M nodes, "
+            f"trays or racks; :gpus=G for G GPUs of a node)")
 
 
 def _system_of(topo: Topology) -> str | None:
@@ -403,6 +534,8 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
     per_node = hw.gpu_system(row.system).gpus_per_node if row and row.system in hw.GPU_SYSTEMS else None
     ranks, how = _ranks(out, program, per_node)
     why.append(how)
+    _check_factor(out, program, ranks, how)
+    _check_roots(out, program, ranks)
     hosts = len({d.host for d in out.devices}) if out.whole_device_count() else None
     if out.info.nnodes:
         hosts = out.info.nnodes
@@ -412,9 +545,12 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
     gpu = names[0] if names else None
     version = out.info.version or (nccl_version_of(out.nccl_library) if out.nccl_library else None)
     settings = _settings(out)
-    for key, value in (env or {}).items():
-        settings[str(key)] = str(value)
-    opts = _model_options(settings, coll, version, why)
+    given = {str(key): str(value) for key, value in (env or {}).items()}
+    settings.update(given)
+    system = hw.gpu_system(row.system) if row and row.system in hw.GPU_SYSTEMS else None
+    opts = _model_options(settings, coll, version, why,
+                          None if system is None else bool(system.nvls))
+    _check_env(given, why)
     base = dict(program=program, collective=coll, ranks=ranks, hosts=hosts, processes=procs,
                 gpus_per_process=per_process, gpu=gpu, nccl_version=version, settings=settings,
                 model_options=opts)
@@ -424,6 +560,8 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
         why.append(f"several GPU models: {', '.join(names)}")
     if topology is not None:
         topo, spec = _given(topology, ranks, why)
+        if ranks is None:
+            _check_roots(out, program, topo.num_ranks)
         system = _system_of(topo)
         note = ""
         for row in MACHINES:
@@ -469,7 +607,8 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
 
 def _with_collnet(topo: Topology, settings: dict, why: list[str]) -> Topology:
     """NCCL_COLLNET_ENABLE=1 on a cluster: InfiniBand SHARP in the fabric."""
-    if settings.get("NCCL_COLLNET_ENABLE", "").strip() == "1" and isinstance(topo, GpuCluster) \
+    if nccl_int(settings.get("NCCL_COLLNET_ENABLE", "0"), whole=False) == 1 \
+            and isinstance(topo, GpuCluster) \
             and not topo.sharp:
         why.append("NCCL_COLLNET_ENABLE=1: a fabric with InfiniBand SHARP")
         return GpuCluster(topo.system.name, topo.num_nodes, sharp=True)

@@ -33,12 +33,19 @@ block, with other programs' lines interleaved. It keeps
   ``-x NCCL_PROTO=Simple``, ``export NCCL_NVLS_ENABLE=0``) and its ``-g``;
 * where a partial table stopped (:attr:`Output.stopped`).
 
-What it refuses, with one line (:class:`~collectives_lib.CollectivesError`):
-an empty input, input with no nccl-tests row, more than :data:`MAX_BYTES`,
-and a table that contradicts itself or its header: a row wider than its
-column header, an algbw that is not size over time, busbw over algbw
-that changes from row to row (it is a function of the rank count) or that
-names another rank count than a whole ``# Using devices`` list.
+What it refuses, with one line (:class:`~collectives_lib.CollectivesError`)
+that names the line, the value and what nccl-tests prints there: an empty
+input, input with no nccl-tests row, more than :data:`MAX_BYTES`, a line of
+the table that starts like a row (a size and a count) but does not read as
+one (a type or redop nccl-tests does not have, ``nan``, a row cut short with
+more rows after it), a size above :data:`MAX_SIZE`, a negative time or
+bandwidth, a time of 0 for a size above 0, and a table that contradicts
+itself or its header: a row wider than its column header, an algbw that is
+not size over time (within the rounding of the digits printed), a row whose
+busbw over algbw is not the other rows' (it is a function of the rank
+count), one that names another rank count than a whole ``# Using devices``
+list, and a type, redop or root that changes in the middle of a sweep
+(``-d all``, ``-o all`` and ``-r -1`` print a whole sweep for each).
 
 >>> out = parse_output('''
 ... #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
@@ -52,6 +59,7 @@ Introduced in the chapter *Running and reading NCCL*.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -63,6 +71,11 @@ from .info import INFO_PATTERNS, NcclInfo, InfoReader
 #: The most input read: an ``NCCL_DEBUG=INFO`` log of a few nodes fits; a bigger
 #: one is better cut to rank 0's lines.
 MAX_BYTES = 4 * 2**20
+
+#: The largest size a row may name: nccl-tests' buffers live in one GPU's memory
+#: (it cuts ``-e`` to (memory - reserve - 1 GiB) / 3, src/common.cu), and no GPU
+#: holds 2^50 B (1 PiB).
+MAX_SIZE = 2**50
 
 #: nccl-tests' type names (``-d``), old and new, and the library's dtypes.
 TYPES = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
@@ -215,10 +228,8 @@ class Output:
             for t in (r.out_of_place, r.in_place):
                 if t is None or t.algbw < 1.0:
                     continue
-                ua, ub = _half_digit(t, 1), _half_digit(t, 2)
-                # and 0.01 %: hand-edited tables carry a digit more than they should
-                lo = max(lo, (t.busbw - ub) / (t.algbw + ua) * (1 - 1e-4))
-                hi = min(hi, (t.busbw + ub) / (t.algbw - ua) * (1 + 1e-4))
+                a, b = _ratio_interval(t)
+                lo, hi = max(lo, a), min(hi, b)
                 found = True
         return (lo, hi) if found else None
 
@@ -252,15 +263,42 @@ def _ulp(value: float) -> float:
 _INNER_TAG = re.compile(r"\[\d+\](?=\s|$)")
 
 
+@functools.lru_cache(maxsize=8192)
+def _half_of(text: str) -> float | None:
+    """Half the last digit of a number as printed ('13.67' 0.005, '15749' 0.5, '1.2e+07'
+    5e5), or None if the text is not a plain number."""
+    mantissa, exp, power = text.lower().partition("e")
+    whole, _, decimals = mantissa.lstrip("+-").partition(".")
+    if not (whole + decimals).isdigit() or not (whole + decimals).isascii():
+        return None
+    if exp:
+        power = power.lstrip("+")
+        if not power.lstrip("-").isdigit():
+            return None
+    return 0.5 * 10.0 ** ((int(power) if exp else 0) - len(decimals))
+
+
 def _half_digit(t: Timing, i: int) -> float:
-    """Half the last digit of column ``i`` of a half row, as printed (a hand-edited table
-    may carry more decimals than nccl-tests' two)."""
+    """Half the last digit of column ``i`` (time, algbw, busbw) of a half row, as
+    printed: nccl-tests' getFloatStr prints 2 decimals, fewer when the number is wide,
+    then an exponent ('1.2e+07'); a hand-edited table may carry more decimals."""
+    half = _half_of(t.printed[i]) if len(t.printed) > i else None
+    if half is not None:
+        return half
     value = (t.time_us, t.algbw, t.busbw)[i]
-    if len(t.printed) > i and _NUM.match(t.printed[i]) and "e" not in t.printed[i].lower():
-        text = t.printed[i]
-        decimals = len(text.split(".", 1)[1]) if "." in text else 0
-        return 0.5 * 10.0 ** -decimals
+    if i == 0:                      # a time not printed: nccl-tests' 7 characters
+        return value * _digits_rel(value) if value > 0 else 0.005
     return _ulp(value)
+
+
+def _ratio_interval(t: Timing) -> tuple[float, float]:
+    """The busbw / algbw a half row allows after the rounding of its printed digits:
+    (low, high), high infinite where algbw rounds to 0."""
+    ua, ub = _half_digit(t, 1), _half_digit(t, 2)
+    # and 0.01 %: hand-edited tables carry a digit more than they should
+    lo = max(0.0, (t.busbw - ub) / (t.algbw + ua)) * (1 - 1e-4)
+    hi = (t.busbw + ub) / (t.algbw - ua) * (1 + 1e-4) if t.algbw > ua else math.inf
+    return lo, hi
 
 
 def _strip(line: str) -> str:
@@ -374,6 +412,110 @@ def _group(columns, rest) -> int:
 
 
 
+_HALF = ("time", "algbw", "busbw", "#wrong")
+_ITER = ("i_min", "i_max", "i_p99", "i_cv%")
+_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_NUMISH = re.compile(
+    r"^(?:[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)?)|N/A)$", re.I)
+_FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
+
+
+def _looks_like_row(toks: list[str], in_table: bool) -> bool:
+    """A line that starts as a row does (a size, then a count): in the table (after
+    its column header or a row), any such line; before it, one that also has a
+    type-like word and numbers after it (a headerless table's first row)."""
+    if not toks or not _INT.match(toks[0]):
+        return False
+    if in_table:
+        if len(toks) == 1:
+            return not toks[0].startswith("-")
+        return bool(_INT.match(toks[1]))
+    return (len(toks) >= 6 and bool(_INT.match(toks[1])) and bool(_WORD.match(toks[2]))
+            and sum(1 for t in toks[3:] if _NUMISH.match(t)) >= 3)
+
+
+def _columns_after(names, columns, group) -> tuple[str, ...]:
+    """The names of a row's columns after its leading ones."""
+    if columns:
+        return tuple(c for c in columns[len(names):] if c != "timestamp")
+    half = _HALF + (_ITER if group == 8 else ())
+    return half + half
+
+
+def _why_not(toks: list[str], columns: tuple[str, ...] | None) -> tuple[str, str]:
+    """Why a line that starts like a row is not one: ("cut", what) for a row that
+    stops early with every column it has right, ("bad", what) for a column nccl-tests
+    never prints so."""
+    if int(toks[0]) < 0:
+        return "bad", f"size {toks[0]} B is negative"
+    if len(toks) > 1 and int(toks[1]) < 0:
+        return "bad", f"count {toks[1]} is negative"
+    if len(toks) > 2 and toks[2] not in TYPES:
+        return "bad", (f"type {toks[2]!r} is not one of nccl-tests' types "
+                       f"({', '.join(TYPES)})")
+    names = _lead(toks, columns)
+    if not columns and len(toks) > 4 and (toks[3] in REDOPS or _WORD.match(toks[3])) \
+            and toks[3].lower() not in ("nan", "inf", "infinity"):
+        # no header: a word after the type is a redop, and a word after it a root
+        root = not _NUMISH.match(toks[4]) or _INT.match(toks[4])
+        names = ("size", "count", "type", "redop") + (("root",) if root else ())
+    for name, tok in zip(names, toks):
+        if name == "redop" and tok not in REDOPS:
+            return "bad", (f"redop {tok!r} is not one of nccl-tests' "
+                           f"({', '.join(REDOPS)})")
+        if name == "root" and not _INT.match(tok):
+            return "bad", (f"root {tok!r} is not a rank (nccl-tests prints -1 where "
+                           f"there is none)")
+    rest = toks[len(names):]
+    if len(rest) >= 2 and _DATE.match(rest[-2]) and _CLOCK.match(rest[-1]):
+        rest = rest[:-2]
+    group = _group(columns, rest)
+    after = _columns_after(names, columns, group)
+    for i, x in enumerate(rest):
+        if not (_NUM.match(x) or (i % group == 3 and x.upper() == "N/A")):
+            half = "out-of-place" if i < group else "in-place"
+            label = after[i] if i < len(after) else "column"
+            return "bad", (f"{half} {label} {x!r} is not a number (after the root a "
+                           f"row holds numbers: time in us, algbw and busbw in GB/s, "
+                           f"#wrong or N/A)")
+    if len(rest) < len(after) or len(rest) < 3:
+        return "cut", (f"the row of {toks[0]} B stops after {len(toks)} of its "
+                       f"{len(names) + len(after)} columns")
+    return "bad", "it does not read as a row of nccl-tests' table"
+
+
+def _check_values(row: Row, unit: str) -> None:
+    """What no nccl-tests row holds: a size beyond any GPU's memory, a negative or not
+    finite time or bandwidth, a time of 0 for data that moved, a negative #wrong."""
+    if row.nbytes > MAX_SIZE:
+        raise CollectivesError(
+            f"line {row.line}: size {row.nbytes} B is more than nccl-tests can run: "
+            f"its buffers live in one GPU's memory, and a size here is at most 2^50 B "
+            f"(1 PiB)")
+    for half, t in (("out-of-place", row.out_of_place), ("in-place", row.in_place)):
+        if t is None:
+            continue
+        values = (("time", t.time_us), ("algbw", t.algbw), ("busbw", t.busbw))
+        for i, (label, value) in enumerate(values):
+            text = t.printed[i] if len(t.printed) > i else f"{value:g}"
+            what = (f"line {row.line}: {half} {label} {text} "
+                    f"{unit if i == 0 else 'GB/s'}")
+            if not math.isfinite(value):
+                raise CollectivesError(f"{what} is not a finite number")
+            if value < 0:
+                raise CollectivesError(
+                    f"{what} is negative: nccl-tests prints "
+                    + ("a time above 0" if i == 0 else "a bandwidth of 0 or more"))
+        if t.time_us == 0 and row.nbytes > 0:
+            raise CollectivesError(
+                f"line {row.line}: {half} time {t.printed[0] if t.printed else 0} "
+                f"{unit} for {row.nbytes} B: moving data takes time, and nccl-tests "
+                f"prints a time of 0 only for a size of 0")
+        if t.wrong is not None and t.wrong < 0:
+            raise CollectivesError(
+                f"line {row.line}: {half} #wrong {t.wrong} is negative: it counts the "
+                f"elements found wrong (0 or more; N/A when not checked)")
+
 
 _PREAMBLE = re.compile(r"^\d+\s+\d+\s+(?:" + "|".join(TYPES) + r")\b")
 _INFO_PREFIX = re.compile(r"(\S+):\d+:\d+\s+\[\d+\]\s*$")
@@ -453,13 +595,64 @@ class _Reader:
         self.hosts: set[str] = set()
         self.pending: list = []              # [first line, tokens]: a row NCCL's log lines split
         self.commands: list[str] = []
+        self.in_table = False       # after the column header or a row, to the footer
+        self.cut: tuple | None = None       # (line, size, why): the last row cut short
+        self.stop_note: str | None = None   # where the table stops, outside the rows
 
     def flush(self) -> None:
+        """The row NCCL's lines split, as far as it came: a row (perhaps cut short), or
+        the start of one with no time, kept as where the table stops (refused if a row
+        follows)."""
         if self.pending:
-            row = _row(self.pending[1], self.pending[0], self.columns)
-            if row is not None:
-                self.rows.append(row)
+            number, toks = self.pending[0], list(self.pending[1])
             self.pending.clear()
+            row = _row(toks, number, self.columns)
+            if row is not None:
+                self._add(row)
+            else:
+                self._broken(number, toks, "")
+
+    def _add(self, row: Row) -> None:
+        self._no_cut_before(row.line)
+        _check_values(row, self.unit)
+        self.rows.append(row)
+        self.in_table = True
+        if not row.complete:
+            half = "in-place half" if row.in_place is None else "last columns"
+            self.cut = (row.line, row.nbytes,
+                        f"the row of {row.nbytes} B stops without its {half}")
+
+    def _no_cut_before(self, number: int) -> None:
+        """A row cut short is where a table stops: refused when another row follows."""
+        if self.cut is not None:
+            line, _, why = self.cut
+            raise CollectivesError(
+                f"line {line}: {why}, and line {number} starts another row: only the "
+                f"last row of nccl-tests' table may be cut short (a row has size, "
+                f"count, type, redop, root, then time, algbw, busbw and #wrong "
+                f"out-of-place and in-place)")
+
+    def _broken(self, number: int, toks: list[str], line: str) -> None:
+        """A line that starts like a row but is not one: refused, but for a row cut
+        short (or one the run failed in), which may be where the table stops."""
+        self._no_cut_before(number)
+        size = format_bytes(int(toks[0]), binary=True)
+        failed = _FAILURE.search(line)
+        if failed:
+            said = failed.group(0).strip()
+            self.cut = (number, int(toks[0]),
+                        f"the run failed in the row of {toks[0]} B ('{said}')")
+            self.stop_note = (f"the run failed in the row of {size} (line {number}): "
+                              f"'{said}'")
+            return
+        kind, why = _why_not(toks, self.columns)
+        if kind == "bad":
+            raise CollectivesError(
+                f"line {number}: {why}: the table cannot be read as printed")
+        self.cut = (number, int(toks[0]), why)
+        self.stop_note = (f"the table stops in the row of {size} (line {number}): no "
+                          f"time printed")
+        self.in_table = True
 
     def feed(self, number: int, raw: str) -> None:
         if "NCCL INFO" in raw or "NCCL WARN" in raw:
@@ -479,14 +672,22 @@ class _Reader:
                 self.pending[1].extend(toks)
                 row = _row(self.pending[1], self.pending[0], self.columns)
                 if row is not None and row.complete:
-                    self.rows.append(row)
                     self.pending.clear()
+                    self._add(row)
                 return
-            self.flush()
+            # another row, or the table's end, ends the split row; another program's
+            # line between its pieces does not
+            if line.startswith("#") or _looks_like_row(toks, True) \
+                    or _PREAMBLE.match(line):
+                self.flush()
         if m := INFO_PATTERNS["version"].search(line):
             self.info.d.setdefault("version", m.group(1))
         body = line.lstrip("#").strip()
         if self._header_line(body) or self._table_line(body, toks, number):
+            return
+        if not line.startswith("#") and _looks_like_row(toks, self.in_table) and not (
+                _PREAMBLE.match(line) and len(toks) <= 5):
+            self._broken(number, toks, line)
             return
         self._other_line(line, toks, number)
 
@@ -498,9 +699,11 @@ class _Reader:
         if m := re.search(r"Collective test (?:starting|concluded): (\w+)", body):
             name = m.group(1).removesuffix("_mpi").removesuffix("_perf")
             self.named = self.named or (name if name in PROGRAMS else None)
+            self.in_table = False
             return True
         if re.search(r"\bnThreads? \d+ nGpus \d+", body):
             self.runs += 1
+            self.in_table = False
             for key, pat in _HEADER_FIELDS.items():
                 if m := re.search(pat, body):
                     self.header.setdefault(key, int(m.group(1)))
@@ -510,6 +713,7 @@ class _Reader:
             return True
         if body.startswith("Using devices"):
             self.in_devices = True
+            self.in_table = False
             return True
         if m := _RANK.search(body):
             self.devices.append(Device(int(m.group(1)), None if m.group(2) is None else int(m.group(2)),
@@ -527,6 +731,7 @@ class _Reader:
         if (names := _column_names(body)) is not None:
             self.columns = names
             self.in_devices = False
+            self.in_table = True
             return True
         if body.startswith("(B)") or body.startswith("(bytes)"):
             if "(ms)" in body:
@@ -534,19 +739,22 @@ class _Reader:
             return True
         if m := re.match(r"Out of bounds values\s*:\s*(\d+)", body):
             self.oob = int(m.group(1))
+            self.in_table = False
             return True
         if m := re.match(r"Avg bus bandwidth\s*:\s*(-?[0-9.eE+-]+|nan|inf)", body):
             try:
                 self.avg = float(m.group(1))
             except ValueError:
                 self.avg = None
+            self.in_table = False
             return True
         row = _row(toks, number, self.columns)
         if row is not None:
             if not row.complete:
+                self._no_cut_before(number)
                 self.pending[:] = [number, toks]   # the rest may follow on later lines
             else:
-                self.rows.append(row)
+                self._add(row)
             self.in_devices = False
             return True
         return False
@@ -584,7 +792,10 @@ class _Reader:
                 "no nccl-tests table found: expected rows like '  1048576  262144  float  sum  -1  "
                 "27.37  38.31  67.04  0  ...' (size, count, type, redop, root, then time, algbw, "
                 "busbw and #wrong out-of-place and in-place)")
-        unit = _time_unit(rows, self.unit, cputime)
+        # hypercube and alltoallv compute algbw from other than the size printed
+        # (their GetBw, src/*.cu)
+        unchecked = cputime or program in ("hypercube", "alltoallv")
+        unit = _time_unit(rows, self.unit, unchecked)
         if unit == "ms":                         # the first nccl-tests printed milliseconds
             rows = [replace(r, out_of_place=_in_us(r.out_of_place), in_place=_in_us(r.in_place))
                     for r in rows]
@@ -592,7 +803,7 @@ class _Reader:
                      self.elided, columns or (), unit, cputime, self.avg, self.oob, self.info.info(),
                      tuple(sorted(self.settings.items())), self.gpus_flag, max(self.runs, 1), None, len(lines))
         _check_consistency(out)
-        return _with_stop(out)
+        return _with_stop(out, self.stop_note if self.cut is not None else None)
 
 
 def _in_us(t: Timing | None) -> Timing | None:
@@ -614,21 +825,25 @@ def _digits_rel(value: float) -> float:
 
 
 def _algbw_error(row: Row, t: Timing, scale: float) -> float:
-    """|algbw - size/time| beyond what rounding allows (0 when consistent)."""
+    """How far (GB/s) algbw lies outside what size / time allows when time and algbw are
+    each anywhere within half their last printed digit (0 when consistent): at any size,
+    so a 0.01 where size / time is 101 is as wrong as a 999.99."""
     if t.time_us <= 0:
         return 0.0
-    expect = row.nbytes / (t.time_us * scale) / 1e9
-    allowed = expect * (_digits_rel(t.time_us) + 0.002) + _ulp(t.algbw) + 1e-9
-    return max(0.0, abs(expect - t.algbw) - allowed)
+    ht, ha = _half_digit(t, 0), _half_digit(t, 1)
+    lo = row.nbytes / ((t.time_us + ht) * scale) / 1e9 * (1 - 1e-9)
+    hi = row.nbytes / ((t.time_us - ht) * scale) / 1e9 * (1 + 1e-9) if t.time_us > ht \
+        else math.inf
+    return max(0.0, lo - (t.algbw + ha), (t.algbw - ha) - hi)
 
 
 def _time_unit(rows: list[Row], unit: str, cputime: bool) -> str:
     """us (every nccl-tests since 2019) or ms (the first ones): the one that makes
-    algbw equal size / time."""
+    algbw equal size / time in every row."""
     if cputime:
         return unit
     checks = [(r, t) for r in rows for t in (r.out_of_place, r.in_place)
-              if t is not None and t.algbw >= 1.0 and r.nbytes > 0]
+              if t is not None and t.time_us > 0]
     if not checks:
         return unit
     for cand in (unit, "ms" if unit == "us" else "us"):
@@ -637,25 +852,100 @@ def _time_unit(rows: list[Row], unit: str, cputime: bool) -> str:
             return cand
     scale = 1e-6 if unit == "us" else 1e-3
     r, t = max(checks, key=lambda rt: _algbw_error(rt[0], rt[1], scale))
+    time, alg = (t.printed[:2] if len(t.printed) > 1
+                 else (f"{t.time_us:g}", f"{t.algbw:g}"))
     raise CollectivesError(
-        f"line {r.line}: algbw {t.algbw:g} GB/s is not size / time ({r.nbytes} B in "
-        f"{t.time_us:g} {unit} is {r.nbytes / (t.time_us * scale) / 1e9:.4g} GB/s): the table "
-        f"contradicts itself")
+        f"line {r.line}: algbw {alg} GB/s is not size / time ({r.nbytes} B in {time} "
+        f"{unit} is {r.nbytes / (t.time_us * scale) / 1e9:.4g} GB/s, give or take the "
+        f"rounding of the digits printed): the table contradicts itself")
+
+
+def _agreed(intervals: list[tuple[float, float]]) -> tuple[float, float]:
+    """The values inside the most intervals: (low, high), the first such from below."""
+    events = sorted([(lo, 0) for lo, _ in intervals] + [(hi, 1) for _, hi in intervals])
+    best = count = 0
+    region = (0.0, math.inf)
+    for k, (x, end) in enumerate(events):
+        if end:
+            count -= 1
+            continue
+        count += 1
+        if count > best:
+            upto = events[k + 1][0] if k + 1 < len(events) else math.inf
+            best, region = count, (x, upto)
+    return region
+
+
+def _check_ratio(out: Output) -> None:
+    """busbw/algbw is one number in the whole table (nccl-tests computes busbw as
+    algbw times a factor of the rank count): every row, small ones too, within the
+    rounding of its printed digits, agrees with the value most rows with an algbw of
+    1 GB/s or more (else most rows) allow."""
+    halves = [(r, t) for r in out.rows for t in (r.out_of_place, r.in_place)
+              if t is not None]
+    if not halves:
+        return
+    spans = [_ratio_interval(t) for _, t in halves]
+    precise = [s for s, (_, t) in zip(spans, halves) if t.algbw >= 1.0]
+    lo, hi = _agreed(precise or spans)
+    for (a, b), (r, t) in zip(spans, halves):
+        if a <= hi and b >= lo:
+            continue
+        ua, ub = _half_digit(t, 1), _half_digit(t, 2)
+        low = max(0.0, (t.algbw - ua) * lo - ub)
+        if hi < math.inf:
+            allowed = f"{low:.2f} to {(t.algbw + ua) * hi + ub:.2f} GB/s"
+            factor = f"{(lo + hi) / 2:.4g}"
+        else:
+            allowed, factor = f"at least {low:.2f} GB/s", f"{lo:.4g} or more"
+        printed = t.printed[2] if len(t.printed) > 2 else f"{t.busbw:g}"
+        alg = t.printed[1] if len(t.printed) > 1 else f"{t.algbw:g}"
+        raise CollectivesError(
+            f"line {r.line}: busbw {printed} GB/s does not go with algbw {alg} GB/s: "
+            f"the other rows have busbw = algbw x {factor}, which allows {allowed} "
+            f"here; busbw/algbw changes from row to row, but nccl-tests computes it "
+            f"from the rank count alone: the table contradicts itself")
+
+
+def _check_sweeps(rows: tuple[Row, ...]) -> None:
+    """nccl-tests runs every type, redop and root it is given (-d all, -o all, -r -1)
+    as a whole sweep of its own: the three change only where the sizes start again."""
+    def key(r):
+        return r.type, r.redop, r.root
+    blocks, start = [], 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or key(rows[i]) != key(rows[i - 1]):
+            blocks.append((start, i))
+            start = i
+    for (a0, a1), (b0, b1) in zip(blocks, blocks[1:]):
+        before, after = rows[a1 - 1], rows[b0]
+        if after.nbytes <= before.nbytes:           # a new sweep starts
+            continue
+        # the shorter of the two runs of rows is the odd one
+        odd, other = (rows[a0], rows[b0]) if a1 - a0 < b1 - b0 else (rows[b0], rows[a0])
+        said = [(name, getattr(odd, name), getattr(other, name))
+                for name in ("type", "redop", "root")
+                if getattr(odd, name) != getattr(other, name)]
+        this = ", ".join(f"{name} {x!r}" for name, x, _ in said)
+        that = ", ".join(f"{name} {y!r}" for name, _, y in said)
+        raise CollectivesError(
+            f"line {odd.line}: {this} among rows of {that}, with no new sweep between "
+            f"them ({before.nbytes} B, then {after.nbytes} B): nccl-tests prints each "
+            f"type, redop and root (-d all, -o all, -r -1) as a whole sweep of its "
+            f"own: the table contradicts itself")
 
 
 def _check_consistency(out: Output) -> None:
-    """busbw/algbw is one number (a function of the rank count) in the whole table, and
-    the one a whole device list implies."""
-    ratio = out.busbw_ratio()
-    if ratio is not None and ratio[0] > ratio[1] * (1 + 1e-9):
-        values = sorted({round(t.busbw / t.algbw, 4) for r in out.rows
-                         for t in (r.out_of_place, r.in_place) if t is not None and t.algbw >= 1})
-        raise CollectivesError(
-            f"busbw/algbw changes from row to row ({values[0]:g} to {values[-1]:g}); nccl-tests "
-            f"computes it from the rank count alone: the table contradicts itself")
+    """busbw/algbw is one number (a function of the rank count) in the whole table,
+    and the one a whole device list implies; type, redop and root change only between
+    sweeps."""
+    _check_ratio(out)
+    _check_sweeps(out.rows)
     whole = out.whole_device_count()
     allowed = out.ranks_from_table()
-    if whole is not None and allowed is not None and not (allowed[0] <= whole <= allowed[1]):
+    # (a factor no rank count gives: infer_machine says so, with the collective's name)
+    if whole is not None and allowed is not None and allowed[0] <= allowed[1] \
+            and not allowed[0] <= whole <= allowed[1]:
         lo, hi = allowed
         said = f"{lo}" if lo == hi else f"{lo} to {hi}"
         raise CollectivesError(
@@ -674,9 +964,12 @@ def _expected_sizes(header: dict) -> list[int] | None:
     return sizes
 
 
-def _with_stop(out: Output) -> Output:
-    """Say where a partial table stopped: a last row cut short, or a sweep that ends
-    before the header's maxBytes with no footer after it."""
+def _with_stop(out: Output, note: str | None = None) -> Output:
+    """Say where a partial table stopped: a last row cut short (``note``: one with no
+    time, not among the rows), or a sweep that ends before the header's maxBytes with
+    no footer after it."""
+    if note:
+        return replace(out, stopped=note)
     last = out.rows[-1]
     if not last.complete:
         half = "its in-place half" if last.in_place is None else "its last columns"
