@@ -8,7 +8,8 @@ Bandwidths are bytes per second and **one-way** (per direction) unless a name
 says ``bidirectional``; latencies are seconds; compute is FLOP/s (dense).
 
 Where sources disagree we follow the Scaling Book (Austin et al., *How to Scale
-Your Model*), as the book's source material does, and record the disagreement in ``note``.
+Your Model*), the reference most readers check against, and record the disagreement
+in ``note``.
 
 Introduced in the chapter *Moving bytes* and used throughout.
 """
@@ -72,8 +73,7 @@ def _f(value: float, unit: str, source: str, note: str = "") -> Figure:
 # ---------------------------------------------------------------------------
 
 ICI_HOP_LATENCY = _f(1e-6, "s", "scaling-book",
-                     "about 1 µs per ICI hop (the Scaling Book's worked example; "
-                     "the book's source material uses the same figure)")
+                     "about 1 µs per ICI hop (the Scaling Book's worked example)")
 
 #: One way over a TPU host's PCIe link (chip to host, host to chip), per crossing.
 TPU_PCIE_LATENCY = _f(1e-6, "s", "estimate",
@@ -164,7 +164,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         name="v5e", torus_dims=2, pod_shape=(16, 16), pod_chips=256,
         host_shape=(2, 4), wrap_rule="axis-16",
         ici_bandwidth=_f(4.5e10, "B/s", "scaling-book",
-                         "the book's source material quotes the same 45 GB/s; Google's page "
+                         "Google's page "
                          "gives 400 GB/s bidirectional per chip over 4 ports, "
                          "i.e. 5e10 one-way, which a later Scaling Book revision "
                          "also uses"),
@@ -205,9 +205,9 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         hbm_bandwidth=_f(7.38e12, "B/s", "gcp-tpu7x", "7380 GB/s per chip"),
         hbm_capacity=_f(192 * 2**30, "B", "gcp-tpu7x", "192 GiB per chip"),
         peak_flops_bf16=_f(2.307e15, "FLOP/s", "gcp-tpu7x", "2307 TFLOP/s dense BF16 per chip"),
-        pcie_bandwidth=_f(1.5e10, "B/s", "scaling-book",
-                          "an assumption: no source gives a TPU7x PCIe figure; we use the "
-                          "Scaling Book's typical 1.5e10 per chip of earlier generations"),
+        pcie_bandwidth=_f(1.5e10, "B/s", "estimate",
+                          "no source gives a TPU7x PCIe figure; we use the Scaling Book's "
+                          "1.5e10 per chip of the earlier generations (v5e, v5p)"),
         dcn_bandwidth=_f(1.25e10, "B/s", "gcp-tpu7x", "100 Gb/s per chip"),
         notes="Ironwood: 9216 chips per pod, built from 4x4x4 cubes joined by "
               "optical circuit switches, so slices take many 3D shapes",

@@ -1,6 +1,6 @@
 """Where the book's hardware figures come from: one entry per source, keyed as each
 :class:`collectives_lib.hardware.Figure` names it (title, address; the address is
-empty where a source is not public or is the book's own estimate).
+empty where a source is the book's own estimate).
 
 Kept apart from :mod:`collectives_lib.hardware`, which holds the figures and
 re-exports :data:`SOURCES`.
@@ -26,12 +26,6 @@ SOURCES: dict[str, tuple[str, str]] = {
                "https://cloud.google.com/tpu/docs/v4"),
     "gcp-arch": ("Google Cloud, TPU system architecture (v2 and v3 pods)",
                  "https://cloud.google.com/tpu/docs/system-architecture-tpu-vm"),
-    "source-post": ("Blog post: TPU and GPU cluster topologies and collectives "
-                    "(the book's source material; not public)", ""),
-    "source-lesson": ("Course material: the interconnect ladder and the ring all-reduce "
-                      "(the book's source material; not public)", ""),
-    "source-thread": ("X thread: the communication hierarchy, stragglers and "
-                      "reduction depth (the book's source material; not public)", ""),
     "estimate": ("This book's estimate, not a published figure: the figure's note gives "
                  "the reasoning and the public numbers it rests on", ""),
     "nv-mma4z00": ("NVIDIA MMA4Z00-NS-T 800 Gb/s twin-port OSFP multimode transceiver "
