@@ -379,6 +379,71 @@ def direct_broadcast(n: int, V: float, W: float, alpha: float = 0.0) -> float:
     return alpha + (n - 1) * V / W if n > 1 else 0.0
 
 
+def pipelined_chain_broadcast_line(n: int, V: float, W: float, alpha: float = 0.0,
+                                   chunks: int = 8, *, root: int = 0,
+                                   wraparound: bool = True) -> float:
+    """The pipelined chain along a line of ``n`` ranks (a ring, or a torus axis), from
+    ``root`` through ``root + 1, ..., n - 1, 0, 1, ...``: every hop is to a neighbour,
+    each step's pieces on different links, so :func:`pipelined_chain_broadcast` with
+    ``alpha`` one link's latency. Without ``wraparound`` (a chain) and ``root > 0`` the
+    hop from rank ``n-1`` back to rank 0 crosses the whole line, on the links the other
+    way, which no other piece uses: the ``chunks`` steps that carry it pay
+    ``(n-1) alpha``, ``(n-2) alpha`` more each. A pipelined reduce (the chain reversed)
+    costs the same on links that go both ways."""
+    n = check_num_ranks(n)
+    base = pipelined_chain_broadcast(n, V, W, alpha, chunks)
+    if wraparound or n < 3 or int(root) % n == 0:
+        return base
+    return base + chunks * (n - 2) * alpha
+
+
+def _binomial_rounds(n: int, kind: str, reduce: bool):
+    """``(hops, blocks)`` of each round of a binomial tree along a line of ``n`` ranks
+    (see :func:`binomial_tree_broadcast_line`)."""
+    k = 1
+    while k < n:
+        senders = min(k, n - k)               # ranks 0..senders-1 send k ranks on
+        if kind == "bidirectional_ring":
+            hops = min(k, n - k)              # the short way round
+            yield hops, hops / 2 if 2 * k == n else hops
+        elif kind == "ring":
+            yield (n - k if reduce else k), senders
+        else:
+            yield k, senders
+        k *= 2
+
+
+def binomial_tree_broadcast_line(n: int, kind: str, V: float, W: float,
+                                 alpha: float = 0.0, *, reduce: bool = False) -> float:
+    """A binomial-tree broadcast (``reduce``: reduce) of the whole array along a line of
+    ``n`` ranks of one ``kind``: ``"bidirectional_ring"``, ``"ring"`` (one way) or
+    ``"chain"`` (from rank 0; a ring from any root, all alike).
+
+    In round ``j`` (``k = 2**j``) ranks ``0 .. s-1``, ``s = min(k, n-k)``, send ``k``
+    ranks on, and their routes overlap: the middle link of the run carries ``s`` copies
+    of the array, and every route crosses it. Round ``j`` takes ``h alpha + b V / W``:
+    on a two-way ring each goes the short way, ``h = b = min(k, n-k)`` (for ``2k = n``
+    half each way, ``b = h / 2``); on a chain ``h = k``, ``b = s``; one way round a
+    ring ``h = k`` (a reduce, ``n - k``), ``b = s``. A two-way ring of two is a chain.
+    """
+    n = check_num_ranks(n)
+    if kind not in _A2A_KINDS:
+        raise CollectivesError(f"unknown axis kind {kind!r}; use one of "
+                               f"{', '.join(_A2A_KINDS)}")
+    if kind == "bidirectional_ring" and n <= 2:
+        kind = "chain"
+    return sum(h * alpha + b * V / W for h, b in _binomial_rounds(n, kind, reduce))
+
+
+def binomial_tree_all_reduce_line(n: int, kind: str, V: float, W: float,
+                                  alpha: float = 0.0) -> float:
+    """The binomial-tree all-reduce (reduce to rank 0, then broadcast back) along a
+    line of ``n`` ranks: :func:`binomial_tree_broadcast_line` of the reduce plus the
+    broadcast."""
+    return (binomial_tree_broadcast_line(n, kind, V, W, alpha, reduce=True)
+            + binomial_tree_broadcast_line(n, kind, V, W, alpha))
+
+
 # -- point to point ----------------------------------------------------------------------
 
 def ring_send(n: int, distance: int, V: float, W: float, alpha: float = 0.0, *,
@@ -415,6 +480,63 @@ def ring_gather(n: int, V: float, W: float, alpha: float = 0.0, *, multipath: bo
         return 0.0
     hops = n - 1 if multipath else n // 2
     return hops * alpha + (n - 1) / (2 * n) * V / W
+
+
+def direct_gather(n: int, V: float, W: float, alpha: float = 0.0) -> float:
+    """Every rank sends its block ``V / n`` to one root through a switch, all at once:
+    the root's down-link carries ``n - 1`` of them, ``alpha + (n-1)/n V / W`` (``alpha``
+    up and down)."""
+    n = check_num_ranks(n)
+    return alpha + (n - 1) / n * V / W if n > 1 else 0.0
+
+
+def _gather_sides(d: int, kind: str, r: int) -> list[tuple[float, int]]:
+    """``(blocks, farthest hops)`` of the messages that reach position ``r`` of a line
+    of ``d`` over each of its links into ``r``."""
+    if kind == "bidirectional_ring" and d > 2:
+        return [((d - 1) / 2, d // 2)] * 2       # an even ring's opposite block splits
+    if kind == "ring":
+        return [(d - 1, d - 1)]
+    return [(r, r), (d - 1 - r, d - 1 - r)]
+
+
+def direct_gather_mesh(dims, kinds, root, V: float, W: float,
+                       alpha: float = 0.0) -> float:
+    """Every rank sends its block ``V / n`` straight to ``root`` (its coordinates) over
+    a mesh whose axes are of any kind (``kinds`` per axis: ``"bidirectional_ring"``,
+    ``"ring"`` one way, ``"chain"``), routed dimension by dimension, axis 0 first, the
+    shortest way round (a tie split half each way), all at once.
+
+    A message whose last leg runs along axis ``a`` enters the root over one of its links
+    along ``a``, with all the others from the ``P_a = prod(dims[:a])`` ranks of every
+    position ahead on that side: ``P_a c`` blocks, the most any link on its route
+    carries (the links before it along ``a`` carry fewer, and along an earlier axis
+    ``b`` fewer than ``P_b d_b <= P_a``). The farthest of them has gone as far as it
+    can along every earlier axis first, ``H_a = sum_{b<a} far_b``, then ``m`` hops
+    along ``a``::
+
+        t = max over axes a, sides (c, m) of   (H_a + m) alpha + P_a c V / (n W)
+
+    where each side of axis ``a`` into root position ``r`` brings ``c`` positions, the
+    farthest ``m`` hops away: a two-way ring ``c = (d-1)/2``, ``m = floor(d/2)`` each
+    way, a one-way ring ``c = m = d - 1``, a chain ``c = m = r`` and ``d - 1 - r``. One
+    axis, a two-way ring: :func:`ring_gather`.
+    """
+    dims, kinds = _line_kinds(dims, kinds, _A2A_KINDS)
+    root = tuple(int(r) for r in root)
+    if len(root) != len(dims) or any(not 0 <= r < d for r, d in zip(root, dims)):
+        raise CollectivesError(f"root {root} is not a position of dims {dims}")
+    n = math.prod(dims)
+    best, far, before = 0.0, 0, 1
+    for d, kind, r in zip(dims, kinds, root):
+        if d > 1:
+            sides = _gather_sides(d, kind, r)
+            for c, m in sides:
+                if c > 0:
+                    best = max(best, (far + m) * alpha + before * c * V / (n * W))
+            far += max(m for _, m in sides)
+        before *= d
+    return best
 
 
 # -- all-to-all ----------------------------------------------------------------------

@@ -19,7 +19,8 @@ import numpy as np
 from .. import costs
 from ..errors import CollectivesError
 from ..schedule import COPY, Schedule, Step, Traffic, boxes_array
-from ..topology import Ring, Topology
+from ..topology import Ring, Switch, Topology, Torus
+from ..units import format_rate
 from .registry import Group, register
 
 
@@ -175,21 +176,159 @@ def _ring_send_cost(multipath: bool):
     return cost
 
 
-def _ring_gather_cost(multipath: bool):
+def _gather_kinds(topo: Topology) -> list[str] | None:
+    """The kind of each axis of a torus routed dimension by dimension, for the gather's
+    closed form (:func:`~collectives_lib.costs.direct_gather_mesh`); None elsewhere, or
+    where an axis of one-way links has no wraparound (no route back along it)."""
+    if not isinstance(topo, Torus) or type(topo).routes is not Torus.routes:
+        return None
+    kinds = []
+    for d, wrap in zip(topo.dims, topo.wraparound):
+        if wrap:                        # kept only where it adds a neighbour
+            kinds.append("bidirectional_ring" if topo.bidirectional else "ring")
+        elif topo.bidirectional or d == 1:
+            kinds.append("chain")
+        else:
+            return None
+    return kinds
+
+
+def _gather_cost(multipath: bool):
+    """The gather's closed form: on a switch, and on a torus, ring or chain routed
+    dimension by dimension; split over link-disjoint routes (``multipath``) only where
+    they are counted (along one line: both ways round a two-way ring, else the one
+    route there is)."""
     def cost(g: Group, nbytes: float) -> float | None:
         topo = g.topology
-        if not isinstance(topo, Ring) or not topo.bidirectional or topo.num_ranks < 3:
+        if isinstance(topo, Switch):
+            return costs.direct_gather(topo.num_ranks, nbytes, *g.link())
+        kinds = _gather_kinds(topo)
+        if kinds is None:
             return None
-        return costs.ring_gather(topo.num_ranks, nbytes, topo.bandwidth, topo.latency, multipath=multipath)
+        W, alpha = topo.bandwidth, topo.latency
+        if isinstance(topo, Ring) and topo.bidirectional and topo.num_ranks >= 3:
+            return costs.ring_gather(topo.num_ranks, nbytes, W, alpha,
+                                     multipath=multipath)
+        lines = [a for a, d in enumerate(topo.dims) if d > 1]
+        if multipath and len(lines) > 1:
+            return None
+        if multipath and lines and kinds[lines[0]] == "bidirectional_ring":
+            return costs.ring_gather(topo.dims[lines[0]], nbytes, W, alpha,
+                                     multipath=True)
+        root = endpoint(topo, g.options.get("root", 0), "root")
+        coords = np.unravel_index(root, topo.dims)
+        return costs.direct_gather_mesh(topo.dims, kinds, coords, nbytes, W, alpha)
     return cost
+
+
+def _gather_busiest(g: Group, nbytes: float) -> str | None:
+    topo = g.topology
+    if not isinstance(topo, (Switch, Torus)):
+        return None
+    root = topo.node_label(endpoint(topo, g.options.get("root", 0), "root"))
+    return (f"closed form, not simulated: the links into the root ({root}), the "
+            f"busiest carrying every block that reaches the root over it "
+            f"({format_rate(topo.bandwidth)} each)")
+
+
+#: The most (transfer, link) pairs a direct gather's routes on a torus, ring or chain
+#: may hold before its closed form (exact, ``tests/test_scale.py``) times it: on a
+#: chain of 4,096 they hold 8.4 million, 1 s and 370 MB to route.
+GATHER_ROUTED = 2_000_000
+
+
+def _direct_gather_hops(topo: Topology, root: int) -> int | None:
+    """The links the direct gather's routes to ``root`` cross in all (each axis's
+    distances to the root's position, once per line along it); None off a torus."""
+    kinds = _gather_kinds(topo)
+    if kinds is None:
+        return None
+    total = 0
+    for d, kind, r in zip(topo.dims, kinds, np.unravel_index(root, topo.dims)):
+        p = np.arange(d)
+        if kind == "bidirectional_ring":
+            dist = np.minimum((r - p) % d, (p - r) % d)
+        elif kind == "ring":
+            dist = (r - p) % d
+        else:
+            dist = np.abs(p - r)
+        total += topo.num_ranks // d * int(dist.sum())
+    return total
+
+
+def _gather_by_formula(g: Group) -> str | None:
+    topo = g.topology
+    if topo is None:
+        return None
+    hops = _direct_gather_hops(topo, endpoint(topo, g.options.get("root", 0), "root"))
+    if hops is None or hops <= GATHER_ROUTED:
+        return None
+    return (f"the gather's routes over {topo.num_ranks:,} ranks would cross {hops:,} "
+            f"links in all; its closed form is exact")
+
+
+#: The most links a multipath gather's own routes may hold: the simulator looks each
+#: one up in turn (about 0.3 microseconds each), where it routes the network's in bulk
+#: (a ring of 700 holds 489,300; estimate times it in 0.5 s).
+MAX_PATH_HOPS = 500_000
+
+#: The most link visits the search for every rank's link-disjoint routes may take
+#: (about 0.15 microseconds each), where the routes are not counted (a torus of two or
+#: more axes, any other network): a 16x16 torus takes 1.3 million, 8x8x8 11 million.
+MAX_SEARCH = 6_000_000
+
+
+def _gather_routes(topo: Topology, root: int) -> tuple[int, int, int]:
+    """``(routes, links on them, link visits to search them)`` of a multipath gather
+    to ``root``: counted along one line and through a switch
+    (:meth:`Torus.line_paths`, :meth:`Switch.disjoint_paths`), else bounded (each
+    search for a route visits every link and node, once per route found and once
+    more)."""
+    n = topo.num_ranks
+    if isinstance(topo, Switch):
+        return n - 1, 2 * (n - 1), 0
+    if isinstance(topo, Torus) and len(topo.dims) == 1:
+        if topo.wraparound[0] and topo.bidirectional:
+            return 2 * (n - 1), n * (n - 1), 0
+        if topo.wraparound[0]:
+            return n - 1, n * (n - 1) // 2, 0
+        r = root
+        return n - 1, r * (r + 1) // 2 + (n - 1 - r) * (n - r) // 2, 0
+    dims = len(getattr(topo, "dims", ())) or 1
+    if 2 * n * (n - 1) > MAX_SEARCH:           # every search visits every rank at least
+        return 2 * dims * n, 0, 2 * n * (n - 1)
+    links = topo.links
+    out = np.bincount(links.src, minlength=topo.num_vertices)[:n].max(initial=0)
+    return 2 * dims * n, 0, (n - 1) * (int(out) + 1) * (len(links) + topo.num_vertices)
+
+
+def _multipath_gather_size(g: Group):
+    """The multipath gather's footprint: its routes (one transfer each, in one step),
+    and why its own routes are too many to find or to time where they are
+    (:data:`MAX_PATH_HOPS`, :data:`MAX_SEARCH`); the registry's size cap reads it."""
+    topo = g.topology
+    root = endpoint(topo, g.options.get("root", 0), "root")
+    routes, hops, search = _gather_routes(topo, root)
+    why = None
+    if hops > MAX_PATH_HOPS:
+        why = (f"would split its blocks over routes of {hops:,} links in all, each "
+               f"looked up in turn, beyond the {MAX_PATH_HOPS:,} a schedule's own "
+               f"routes may hold")
+    elif search > MAX_SEARCH:
+        why = (f"would visit about {search:,} links searching every rank's "
+               f"link-disjoint routes, beyond the {MAX_SEARCH:,} the search may")
+    return routes, 1, None, why
 
 
 register("direct", "send", applies=_send_applies, cost=_ring_send_cost(False), nccl="P2P", default=True,
          description="one route, the network's own")(lambda g: _send(g, "shortest"))
 register("multipath", "send", applies=_split_send_applies, cost=_ring_send_cost(True),
          description="split over link-disjoint paths")(lambda g: _send(g, "disjoint"))
-register("direct", "gather", applies=_whole_topology, cost=_ring_gather_cost(False), nccl="P2P", default=True,
+register("direct", "gather", applies=_whole_topology, cost=_gather_cost(False),
+         nccl="P2P", default=True, by_formula=_gather_by_formula,
+         busiest=_gather_busiest,
          description="every block straight to the root")(lambda g: _gather(g, "shortest"))
-register("multipath", "gather", applies=_whole_topology, cost=_ring_gather_cost(True),
+register("multipath", "gather", applies=_whole_topology, cost=_gather_cost(True),
+         size=_multipath_gather_size, busiest=_gather_busiest,
          description="every block split over the link-disjoint routes to the root"
          )(lambda g: _gather(g, "disjoint"))

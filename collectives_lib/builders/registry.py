@@ -375,6 +375,8 @@ def too_large(alg: Algorithm, group: Group, num_groups: int = 1) -> str | None:
                 f"the {MAX_RANKS:,} a schedule may span")
     if size is None:
         return None
+    if len(size) > 3 and size[3]:     # the builder's reason: work beyond its transfers
+        return f"{alg.name} {alg.collective} on {where} {size[3]}"
     hops = getattr(group.topology, "max_hops", None)
     if len(size) > 2 and size[2] is not None and hops is not None:
         hops = min(hops, int(size[2]))        # its transfers go no further than this

@@ -26,6 +26,7 @@ import numpy as np
 from .. import costs
 from ..schedule import COPY, REDUCE, Schedule, Step, Traffic, boxes_array, dual
 from ..topology import GpuCluster, Switch, Torus
+from ..units import format_rate
 from .registry import Group, register
 from . import tiers
 from .shapes import double_binary_tree, nccl_binary_tree, tree_levels  # noqa: F401  (re-exported)
@@ -184,10 +185,9 @@ def chain_broadcast(n: int, root: int = 0, chunks: int = 8) -> Schedule:
     order = (np.arange(n) + root) % n
     steps = []
     for k in range(chunks + n - 2 if n > 1 else 0):
-        pos = np.arange(n - 1)
+        # the ranks whose chunk k - pos is in flight
+        pos = np.arange(max(0, k - chunks + 1), min(k, n - 2) + 1)
         c = k - pos
-        ok = (c >= 0) & (c < chunks)
-        pos, c = pos[ok], c[ok]
         steps.append(Step(Traffic.make(order[pos], order[pos + 1], COPY, 1.0 / chunks),
                           boxes_array([(c, 1)], len(pos)), "broadcast"))
     return Schedule.local("broadcast", "chain", n, (chunks,), steps, routing="routed", root=root,
@@ -210,33 +210,146 @@ def _one_axis(group: Group) -> str | None:
     return None
 
 
-_binomial_cost = _on_switch(lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
+_switch_binomial_cost = _on_switch(
+    lambda g, V, W, a: costs.binomial_tree_broadcast(g.n, V, W, a))
 _switch_chain_cost = _on_switch(lambda g, V, W, a: costs.pipelined_chain_broadcast(g.n, V, W, a, g.chunks))
 
 
+def _line(group: Group) -> str | None:
+    """The kind of the torus axis a one-axis group runs along (``bidirectional_ring``,
+    ``ring`` one way, ``chain``), for the closed forms along a line; None elsewhere (off
+    a torus routed dimension by dimension, or an axis of one-way links without
+    wraparound)."""
+    topo, axis = group.topology, group.torus_axis
+    if axis is None or type(topo).routes is not Torus.routes:
+        return None
+    if topo.wraparound[axis]:           # kept only where it adds a neighbour
+        return "bidirectional_ring" if topo.bidirectional else "ring"
+    return "chain" if topo.bidirectional or topo.dims[axis] == 1 else None
+
+
+def _binomial_line(group: Group, what: str):
+    """``(kind, phases)`` of a binomial tree along a torus axis where its closed form
+    holds (a ring from any root, a chain of three or more from rank 0), else None; ``phases`` are
+    :func:`~collectives_lib.costs.binomial_tree_broadcast_line`'s ``reduce`` flags."""
+    kind = _line(group)
+    rooted = what != "all_reduce"
+    if kind is None or (kind == "chain" and rooted and group.root != 0 and group.n > 2):
+        return None
+    phases = {"broadcast": (False,), "reduce": (True,), "all_reduce": (True, False)}
+    return kind, phases[what]
+
+
+def _binomial_cost(what: str):
+    """The binomial tree's closed form: on a switch, and along a ring or chain
+    (:func:`~collectives_lib.costs.binomial_tree_broadcast_line`)."""
+    def cost(group: Group, nbytes: float) -> float | None:
+        if isinstance(group.topology, Switch):
+            one = _switch_binomial_cost(group, nbytes)
+            return 2 * one if what == "all_reduce" else one
+        line = _binomial_line(group, what)
+        if line is None:
+            return None
+        W, alpha = group.link()
+        kind, phases = line
+        return sum(costs.binomial_tree_broadcast_line(group.n, kind, nbytes, W, alpha,
+                                                      reduce=r) for r in phases)
+    return cost
+
+
+#: The most (transfer, link) pairs a binomial tree's routes along a ring or chain may
+#: hold before its closed form times it (each round's routes run ``2**j`` links: on a
+#: ring of 4,096 about 11 million pairs, 1.8 s to route).
+BINOMIAL_ROUTED = 2_000_000
+
+
+def _binomial_routed(group: Group, what: str) -> int:
+    """(transfer, link) pairs the binomial tree's routes hold along the group's line."""
+    n, kind = group.n, _line(group)
+    pairs, k = 0, 1
+    while k < n:
+        hops = min(k, n - k) if kind == "bidirectional_ring" else k
+        pairs += min(k, n - k) * hops
+        k *= 2
+    return pairs * (2 if what == "all_reduce" else 1)
+
+
+def _binomial_by_formula(what: str):
+    def reason(group: Group) -> str | None:
+        if _binomial_line(group, what) is None:
+            return None
+        pairs = _binomial_routed(group, what)
+        if pairs <= BINOMIAL_ROUTED:
+            return None
+        return (f"the binomial tree's routes over {group.n} ranks along the line would "
+                f"cross about {pairs:,} links; its closed form is exact")
+    return reason
+
+
+def _binomial_busiest(group: Group, nbytes: float) -> str | None:
+    what = "broadcast" if group.collective.rooted else "all_reduce"
+    if _binomial_line(group, what) is None:
+        return None
+    W, _ = group.link()
+    return (f"closed form, not simulated: the middle link of each round's run of "
+            f"routes, which all of that round's copies cross ({format_rate(W)} each)")
+
+
+def _chain_line(group: Group) -> str | None:
+    """The kind of line the pipelined chain runs along where its closed form holds: any
+    torus axis, except a reduce one way round a ring (its hops back go the long way)."""
+    kind = _line(group)
+    if kind == "ring" and group.collective.reduces:
+        return None
+    return kind
+
+
 def _chain_cost(group: Group, nbytes: float) -> float | None:
-    """The closed form on a switch, and over every GPU of a GPU cluster (:mod:`.tiers`)."""
+    """The closed form on a switch, along a torus axis, and over every GPU of a GPU
+    cluster (:mod:`.tiers`)."""
     if group.whole_cluster and tiers.applies(group.topology):
         if tiers.chain_work(group.topology, group.chunks) > tiers.CHAIN_WORK:
             return None
         return tiers.chain_time(group.topology, str(group.collective), nbytes, group.root, group.chunks)
+    kind = _chain_line(group)
+    if kind is not None:
+        W, alpha = group.link()
+        return costs.pipelined_chain_broadcast_line(
+            group.n, nbytes, W, alpha, group.chunks, root=group.root,
+            wraparound=kind != "chain")
     return _switch_chain_cost(group, nbytes)
+
+
+#: The most steps a pipelined chain along a torus axis is built and simulated for;
+#: beyond, its closed form (exact, ``tests/test_scale.py``) times it: every step holds
+#: different transfers (65,542 on a ring of 65,536 took 22 s and 259 MB to route).
+CHAIN_STEPS = 1024
 
 
 def _chain_by_formula(group: Group) -> str | None:
     """Over a whole GPU cluster every step of the chain holds different transfers (about
     N of them, 100,800 on a 1,400-rack GB200 cluster): the tiers' closed form groups
-    them by the run of edges between nodes and is exact (``tests/test_tiers.py``)."""
+    them by the run of edges between nodes and is exact (``tests/test_tiers.py``). Along
+    a torus axis of more than :data:`CHAIN_STEPS` steps, the line's closed form."""
     if group.whole_cluster and tiers.applies(group.topology) and group.n > 1 and \
             tiers.chain_work(group.topology, group.chunks) <= tiers.CHAIN_WORK:
         return (f"the chain over {group.n} GPUs runs {group.chunks + group.n - 2} different "
                 f"steps; the closed form over the cluster's tiers is exact")
+    steps = group.chunks + group.n - 2
+    if _chain_line(group) is not None and steps > CHAIN_STEPS:
+        return (f"the chain over {group.n} ranks runs {steps:,} different steps; its "
+                f"closed form along the line is exact")
     return None
 
 
 def _chain_busiest(group: Group, nbytes: float) -> str | None:
     if group.whole_cluster and tiers.applies(group.topology):
         return tiers.chain_busiest(group.topology, str(group.collective), nbytes, group.root)
+    if _chain_line(group) is not None:
+        W, _ = group.link()
+        return (f"closed form, not simulated: the link from each rank to the next "
+                f"along the chain, alike, each carrying the whole array once "
+                f"({format_rate(W)} each)")
     return None
 
 
@@ -319,14 +432,17 @@ def _binomial_size(phases: int):
 
 register("binomial_tree", "all_reduce", size=_binomial_size(2),
          description="binomial tree reduce, then binomial tree broadcast",
-         cost=_on_switch(lambda g, V, W, a: costs.binomial_tree_all_reduce(g.n, V, W, a))
+         cost=_binomial_cost("all_reduce"),
+         by_formula=_binomial_by_formula("all_reduce"), busiest=_binomial_busiest
          )(lambda g: binomial_tree_all_reduce(g.n))
 register("binomial_tree", "broadcast", description="binomial tree, log2(N) rounds", default=True,
-         size=_binomial_size(1),
-         cost=_binomial_cost)(lambda g: binomial_broadcast(g.n, g.root))
+         size=_binomial_size(1), cost=_binomial_cost("broadcast"),
+         by_formula=_binomial_by_formula("broadcast"), busiest=_binomial_busiest
+         )(lambda g: binomial_broadcast(g.n, g.root))
 register("binomial_tree", "reduce", description="binomial tree, log2(N) rounds", default=True,
-         size=_binomial_size(1),
-         cost=_binomial_cost)(lambda g: dual(binomial_broadcast(g.n, g.root)))
+         size=_binomial_size(1), cost=_binomial_cost("reduce"),
+         by_formula=_binomial_by_formula("reduce"), busiest=_binomial_busiest
+         )(lambda g: dual(binomial_broadcast(g.n, g.root)))
 register("chain", "broadcast", applies=_one_axis, cost=_chain_cost, nccl="RING",
          by_formula=_chain_by_formula, busiest=_chain_busiest,
          description="pipelined chain: the array streams down the line in chunks"

@@ -115,6 +115,14 @@ class Switch(Topology):
         inc_link = np.concatenate([src[up], n + dst[down]])
         return Routes(flows, np.ones(len(src)), inc_sub, inc_link)
 
+    def disjoint_paths(self, src: int, dst: int) -> list[list[int]]:
+        """Between two endpoints the one route there is, up to the switch and down
+        (what the search finds, without searching: one link each way per endpoint)."""
+        src, dst, n = int(src), int(dst), self.num_ranks
+        if src == dst or not (0 <= src < n and 0 <= dst < n):
+            return super().disjoint_paths(src, dst)
+        return [[src, n, dst]]
+
     def axis_groups(self, axes) -> np.ndarray:
         resolve_switch_axes(axes)
         return np.arange(self.num_ranks)[None, :]

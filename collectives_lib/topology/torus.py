@@ -279,6 +279,9 @@ class Torus(Topology):
         """
         src = self.rank_of(src) if np.iterable(src) else int(src)
         dst = self.rank_of(dst) if np.iterable(dst) else int(dst)
+        n = self.num_ranks
+        if len(self.dims) == 1 and 0 <= src < n and 0 <= dst < n:
+            return self.line_paths(src, dst)
         best = disjoint_paths_between(self, src, dst)
         k, total = len(best), sum(len(p) for p in best)
         from itertools import permutations
@@ -308,6 +311,25 @@ class Torus(Topology):
         if len(chosen) == k and sum(len(p) for p in chosen) == total:
             return chosen
         return best
+
+    def line_paths(self, src: int, dst: int) -> list[list[int]]:
+        """:meth:`disjoint_paths` on a ring or a line, counted instead of searched (the
+        search's own answer, in its order): both ways round a two-way ring, the shorter
+        first (the way down first when they tie), else the one way there is."""
+        n, src, dst = self.num_ranks, int(src), int(dst)
+        if src == dst:
+            return [[src]]
+        up = (dst - src) % n
+        if not self.wraparound[0]:
+            if dst < src and not self.bidirectional:
+                return []                       # one-way links lead the other way only
+            step = 1 if dst > src else -1
+            return [list(range(src, dst + step, step))]
+        ahead = ((src + np.arange(up + 1)) % n).tolist()
+        if not self.bidirectional:
+            return [ahead]
+        back = ((src - np.arange(n - up + 1)) % n).tolist()
+        return [ahead, back] if up < n - up else [back, ahead]
 
     def default_bisection(self) -> list[int]:
         # cut across the longest axis; that is the minimum bisection of a torus
