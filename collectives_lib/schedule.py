@@ -390,6 +390,26 @@ class Schedule:
     def __str__(self) -> str:
         return self.format()
 
+    def _slots_text(self) -> str:
+        """How the array is cut, in the words of the listing's chunk labels:
+        ``the array in 4 blocks, one per rank, each in 2 parts`` (all-gather,
+        reduce-scatter, all-reduce), ``... 16 blocks, one per origin-destination
+        pair, ...`` (all-to-all), ``the array in 8 chunks`` (broadcast, reduce,
+        send)."""
+        shape = tuple(int(v) for v in self.slot_shape)
+        k = len(self.group_shape)
+        layout = self.collective.layout
+        lead = {"blocks": k, "pairs": 2 * k}.get(layout, 0)
+        blocks, parts = math.prod(shape[:lead]), math.prod(shape[lead:])
+        if not lead:                      # pipeline chunks
+            whole = "the whole array as one chunk"
+            return f"the array in {parts} chunks" if parts > 1 else whole
+        whose = "rank" if layout == "blocks" else "origin-destination pair"
+        if self.num_groups > 1:
+            whose += " of a group"
+        text = f"the array in {blocks} block{'s' * (blocks != 1)}, one per {whose}"
+        return text + (f", each in {parts} parts" if parts > 1 else "")
+
     def format(self, *, max_steps: int = 64, max_transfers: int = 64) -> str:
         """A readable listing, one line per transfer, as ``show`` prints it."""
         max_steps = checks.whole(max_steps, "max_steps (steps to print)", minimum=0)
@@ -397,7 +417,8 @@ class Schedule:
         lines = [
             f"{self.algorithm} {self.collective} over {self.num_ranks} ranks"
             + ("" if self.num_groups == 1 else f" ({self.num_groups} groups of {self.group_size})")
-            + f", {self.num_steps} steps, chunks on a {'x'.join(map(str, self.slot_shape))} grid"
+            + f", {self.num_steps} step{'s' * (self.num_steps != 1)}; "
+            + self._slots_text()
         ]
         for k, step in enumerate(self.steps[:max_steps]):
             stage = f" [{step.stage}]" if step.stage else ""
@@ -414,7 +435,8 @@ class Schedule:
             if len(step) > max_transfers:
                 lines.append(f"  ... {len(step) - max_transfers} more transfers")
         if self.num_steps > max_steps:
-            lines.append(f"... {self.num_steps - max_steps} more steps")
+            more = self.num_steps - max_steps
+            lines.append(f"... {more} more step{'s' * (more != 1)}")
         return "\n".join(lines)
 
 

@@ -699,3 +699,150 @@ def test_four_z_planes_are_drawn_two_by_two_at_half_the_page_each():
     assert all(title.y0 >= a.title.get_window_extent().y1 for a in art["axes"])   # no collision
     import matplotlib.pyplot as plt
     plt.close("all")
+
+
+# --------------------------------------------------------------------------
+# legible at the page's width: a 7-inch figure shows 700 px wide, so 1 pt is
+# 1.39 px; smaller text, badges, colour bars and slice labels readers squinted at
+# --------------------------------------------------------------------------
+
+def shown_px(text, fig) -> float:
+    """Pixels of a text's size where the page shows the figure (700 px wide at most)."""
+    scale = min(1.0, D.FIGURE_WIDTH / fig.get_figwidth())
+    return text.get_fontsize() / 72 * D.DPI * scale
+
+
+@pytest.mark.parametrize("topo, src, dst, disjoint", [
+    (POD, (15, 15), (2, 15), False), (SLICE44, (3, 3), (0, 0), True),
+], ids=["pod16x16", "slice4x4"])
+def test_route_hop_badges_are_legible_and_sized_to_their_numbers(topo, src, dst,
+                                                                 disjoint):
+    art = D.draw_route(topo, src, dst, disjoint=disjoint)
+    render(art)
+    fig = art["figure"]
+    badges = art["badges"]
+    numbers = [str(h + 1) for n in art["hops"] for h in range(n)]
+    assert [b.get_text() for b in badges] == numbers
+    renderer = fig.canvas.get_renderer()
+    for b in badges:
+        assert shown_px(b, fig) >= 9 * D.DPI / 72   # 9 pt where the page shows it
+        text = b.get_window_extent(renderer)
+        disc = b.get_bbox_patch().get_window_extent(renderer)
+        assert disc.x0 <= text.x0 and text.x1 <= disc.x1
+        assert disc.y0 <= text.y0 and text.y1 <= disc.y1
+
+
+def test_link_load_scale_starts_at_zero_in_a_named_unit_with_idle_links_apart():
+    schedule = cl.build("all_gather", SLICE44, axes="x")
+    values, title = cl.analysis.link_load_values(schedule, SLICE44, 2**24, step=0)
+    values = values.copy()
+    light = np.nonzero(values > 0)[0][:2]
+    values[light] *= 1e-3                                  # two links barely loaded
+    art = D.draw_link_loads(SLICE44, values, title=title)
+    render(art)
+    cbar = art["colorbar"]
+    assert cbar.norm.vmin == 0 and cbar.norm.vmax == pytest.approx(values.max())
+    assert cbar.ax.get_ylabel() == "link busy time (\u00b5s)"
+    ticks = [t.get_text() for t in cbar.ax.get_yticklabels() if t.get_text()]
+    assert ticks[0] == "0" and not any("s" in t for t in ticks)   # unit in the label
+    idle_color = to_hex(D.IDLE_LINK_COLOR)
+    assert cbar.extend == "min" and to_hex(cbar.cmap.get_under()) == idle_color
+    assert "idle" in [t.get_text() for t in cbar.ax.texts]
+    colors, widths = art["links"].get_colors(), art["links"].get_linewidths()
+    assert len(colors) == len(values)   # in link order on a mesh
+    idle = values <= 0
+    assert idle.any() and all(to_hex(c) == idle_color for c in colors[idle])
+    grey = np.array(to_rgba(D.IDLE_LINK_COLOR))[:3]
+    assert (np.abs(colors[light, :3] - grey).max(axis=1) > 0.15).all()   # not grey
+    assert widths[idle].max() < widths[light].min()        # nor as thin as idle links
+
+
+def test_link_load_colour_bar_names_bytes_in_one_unit():
+    from collectives_lib.draw.figure import value_unit
+
+    assert value_unit(3.2e7, "bytes per link") == (1e6, "MB")
+    assert value_unit(4e-4, "link busy time") == (1e-6, "\u00b5s")
+    assert value_unit(7.0, "share") == (1.0, "")
+
+
+def test_link_loads_on_a_tpu_system_colour_every_link_class():
+    schedule = cl.build("all_reduce", SYSTEM, "auto")
+    r = cl.simulate(schedule, SYSTEM, schedule.round_size(2**24))
+    art = D.draw_link_loads(SYSTEM, r.link_busy)
+    render(art)
+    assert art["colorbar"] is not None
+    plain = {to_hex(D.LINK_COLORS[c]) for c in ("ici", "pcie", "dcn")}
+    for name in ("ici", "pcie", "dcn"):
+        drawn = {to_hex(c) for c in art["links"][name].get_colors()}
+        assert drawn and not drawn & plain, name           # by load, not by class
+    assert npaths(art["links"]["ici"]) == len(SYSTEM.slice.links) * SYSTEM.num_slices
+
+
+def test_slice_in_pod_names_the_slice_beside_the_grid_not_over_its_chips():
+    art = D.draw_slice_in_pod(SLICE44)
+    render(art)
+    fig, frame = art["figure"], art["frame"].get_window_extent()
+    assert not any(t.get_window_extent().overlaps(frame) for t in art["axes"].texts)
+    key = art["legend"]
+    words = [t.get_text() for t in key.get_texts()]
+    assert any("4x4 slice" in w and "16 chips" in w and "no wraparound" in w
+               for w in words)
+    box = key.get_window_extent()
+    assert not box.overlaps(frame)
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1           # never cut off
+    assert art["axes"].yaxis.label.get_window_extent().x0 >= 0   # nor the y label
+    art3 = D.draw_slice_in_pod(cl.tpu_slice("v5p", "4x8x8"))
+    assert art3["axes"].get_title().startswith("A 4x8x8 slice (256 chips, hatched)")
+    faces = {to_hex(c) for c in art3["slice"].get_facecolors()}
+    assert len(faces) == 3                                 # lit like a box
+
+
+def _text_px(fig) -> list[tuple[float, str]]:
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    return [(shown_px(t, fig), t.get_text()) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()]
+
+
+def _hierarchical(nodes, gpus):
+    return cl.builders.hierarchical.hierarchical_all_gather(nodes, gpus)
+
+
+@pytest.mark.parametrize("frame", [
+    lambda fig: D.draw_schedule_step(cl.build("all_reduce", NODE, "ring"), 0, NODE,
+                                     ax=fig),
+    lambda fig: D.draw_schedule_step(cl.build("all_gather", NODE, "recursive_doubling"),
+                                     1, NODE, ax=fig),
+    lambda fig: D.draw_schedule_step(cl.build("all_gather", 24, "ring"), 0, ax=fig),
+    lambda fig: D.draw_cluster_step(_hierarchical(4, 4), 0, 4, ax=fig),
+], ids=["ring_dgx8", "recursive_doubling_dgx8", "ring24", "hierarchical_4x4"])
+def test_player_frames_have_no_text_under_8_px_at_the_page_width(frame):
+    fig, _ = D.new_figure(0, 0, pyplot=False, height=3.2)
+    frame(fig)
+    small = [(round(px, 1), text) for px, text in _text_px(fig) if px < 8]
+    assert not small
+
+
+@pytest.mark.parametrize("make", [
+    lambda: D.schedule_animation(cl.build("all_gather", 4, "ring")),
+    lambda: D.cluster_schedule_animation(_hierarchical(2, 2), 2),
+    lambda: D.all_to_all_animation(cl.build("all_to_all", 4, "ring"),
+                                   cl.Ring(4, bandwidth=1e9), "t", ["c"] * 4),
+    lambda: D.packet_pipeline_animation(2, 2),
+    lambda: D.route_front_animation(SLICE44, (1, 1), (0, 0),
+                                    SLICE44.disjoint_paths((1, 1), (0, 0)), alpha=1e-6,
+                                    time_with=2e-6, time_without=1e-6, title="t"),
+], ids=["schedule", "cluster", "all_to_all", "packets", "route_front"])
+def test_player_frames_are_drawn_for_high_dpi_screens(make):
+    import io
+
+    from PIL import Image
+
+    from collectives_lib.draw.figure import FRAME_HIDPI
+
+    player = make()
+    widths = {Image.open(io.BytesIO(f)).size[0] for f in player.frames}
+    # more pixels than the 700 the page shows them in
+    assert widths == {round(D.FIGURE_WIDTH * D.DPI * FRAME_HIDPI)} and FRAME_HIDPI > 1
+    assert plt.get_fignums() == []

@@ -113,3 +113,66 @@ def test_the_drawings_take_the_axes_they_are_given_and_end_their_alt_with_a_full
     fig, axes = D.new_figure(1, 2, pyplot=False)
     art = D.draw_tree_all_reduce(7, ax=axes)
     assert art["axes"] == list(axes) and art["alt"].endswith(".")
+
+
+def _schedule_pairs(schedule, tree, group=0):
+    """(child, parent) pairs of tree ``tree`` as the schedule sends them: every reduce
+    transfer carrying that tree's slots (axis 1 of the tree's (n, trees, chunks) slots),
+    in the local ranks of group ``group``."""
+    local = {int(r): i for i, r in enumerate(schedule.groups[group])}
+    pairs = set()
+    for step in schedule.steps:
+        t, boxes = step.traffic, step.boxes
+        for s, d, op, box in zip(t.src.tolist(), t.dst.tolist(), t.op.tolist(), boxes):
+            up = op == cl.schedule.REDUCE and box[1, 0] == tree
+            if up and s in local and d in local:
+                pairs.add((local[s], local[d]))
+    return sorted(pairs)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 8, 16])
+@pytest.mark.parametrize("tree", [0, 1])
+def test_tree_schematic_draws_the_tree_the_tree_schedule_uses(n, tree):
+    """The drawn edges are the parent/child pairs of the library's own tree all-reduce
+    (NCCL's double binary tree over n nodes, axes=node), not a hand-drawn heap."""
+    cluster = cl.GpuCluster("dgx-h100", num_nodes=n)
+    schedule = cl.build("all_reduce", cluster, "tree", axes="node")
+    art = cl.draw.draw_tree_all_reduce(n, tree=tree)
+    assert art["edges"] == _schedule_pairs(schedule, tree)
+    first, second = cl.builders.trees.double_binary_tree(n)
+    parent = (first, second)[tree]
+    assert art["parent"].tolist() == parent.tolist()
+    pairs = [(c, p) for c, p in enumerate(parent.tolist()) if p >= 0]
+    assert art["edges"] == sorted(pairs)
+    # one arrow per edge each way, and every GPU box where the tree layout puts it
+    assert len(art["arrows"]) == 2 * len(art["edges"]) == 2 * (n - 1)
+    pos = cl.draw.layout.tree_layout(parent)
+    for r, box in enumerate(art["nodes"][:n]):
+        x, y = box.get_x() + box.get_width() / 2, box.get_y() + box.get_height() / 2
+        assert (x, y) == pytest.approx(tuple(pos[r]))
+    root = int(np.nonzero(parent < 0)[0][0])
+    assert f"rooted at GPU {root}" in art["alt"]
+
+
+def test_tree_schematic_is_nccls_binary_tree_not_a_heap():
+    art = cl.draw.draw_tree_all_reduce(7)
+    # ncclGetBtree over 7: 0 -> 4 -> {2, 6}, 2 -> {1, 3}, 6 -> {5}
+    assert art["edges"] == [(1, 2), (2, 4), (3, 2), (4, 0), (5, 6), (6, 4)]
+    assert "NCCL's binary tree" in art["alt"] and "(its child: GPU 4)" in art["alt"]
+    with pytest.raises(cl.CollectivesError, match="tree must be 0"):
+        cl.draw.draw_tree_all_reduce(7, tree=2)
+
+
+def test_tree_layout_puts_parents_over_their_children():
+    parent = cl.builders.trees.nccl_binary_tree(16)
+    pos = cl.draw.layout.tree_layout(parent)
+    height, depth = cl.builders.trees.tree_levels(parent)
+    assert (pos[:, 1] == -depth).all()
+    for r in range(16):
+        kids = np.nonzero(parent == r)[0]
+        if len(kids):
+            assert pos[kids, 0].min() <= pos[r, 0] <= pos[kids, 0].max()
+    leaves = pos[height == 0]
+    assert len(np.unique(leaves[:, 0])) == len(leaves)           # leaves never overlap
+    with pytest.raises(cl.CollectivesError, match="exactly one root"):
+        cl.draw.layout.tree_layout([-1, -1])

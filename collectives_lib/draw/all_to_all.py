@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_bytes, format_rate, format_time
-from .figure import grid, label_axes, legend, new_figure, time_axis
+from .figure import grid, label_axes, legend, new_figure, player_frames, time_axis
 from .schedule import draw_all_to_all_blocks, draw_transfers
 from .style import FONT, MUTED_COLOR, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, TEXT_COLOR
 
@@ -56,8 +56,12 @@ def all_to_all_animation(schedule, topology, title: str, captions, *, fps: float
     states = replay(schedule, elements=1)
     alt = (f"{title}: the transfers of each step and, for every chip, the blocks it holds by origin "
            "and destination, its column filling up")
-    return animation(lambda i: all_to_all_frame(schedule, topology, i, title=title, states=states),
-                     schedule.num_steps + 1, captions=captions, fps=fps, title=title, alt=alt)
+
+    def frame(i):
+        return all_to_all_frame(schedule, topology, i, title=title, states=states)
+
+    return animation(player_frames(frame), schedule.num_steps + 1, captions=captions,
+                     fps=fps, title=title, alt=alt)
 
 
 def summary_coefficient(row) -> str:

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..topology import GpuCluster, Switch, Topology, Torus, TpuSlice, TpuSystem
 from ..units import format_bytes, format_time
-from .style import (DPI, FIGURE_HEIGHT, FIGURE_WIDTH, FONT, GRID_COLOR, LINK_COLORS, LINK_LINESTYLES,
-                    WRAP_LINESTYLE, load_cmap)
+from .style import (DPI, FIGURE_HEIGHT, FIGURE_WIDTH, FONT, GRID_COLOR, IDLE_LINK_COLOR,
+                    LINK_COLORS, LINK_LINESTYLES, TEXT_COLOR, WRAP_LINESTYLE, load_cmap)
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None,
@@ -109,6 +109,28 @@ class FigureImage:
 #: Pixels per CSS pixel of a shown figure: rendered at twice the book's DPI and
 #: displayed at its width, so its smallest digits stay sharp on high-DPI screens.
 HIDPI = 2
+
+#: Pixels per CSS pixel of a player's frames (:func:`player_frames`). A player holds
+#: every frame of its animation in the page, so twice the DPI would more than double
+#: the weight of the TPU chapters' players and take three pages past the book's 2 MB a
+#: page (``tests/test_book.py``); one and a half keeps the buffers' digits crisp on a
+#: 1.5x screen and near it on a 2x one, where 1x frames were blurred by upscaling.
+FRAME_HIDPI = 1.5
+
+
+def frame_png(figure) -> bytes:
+    """One frame of a player as PNG bytes at :data:`FRAME_HIDPI` times the book's DPI
+    (256 colours, like every book figure); the figure is closed. The player's ``<img>``
+    fits its card's width, so the frame shows at the figure's width in CSS pixels."""
+    from ..book.explore import render_png
+
+    return render_png(_top_figure(figure), dpi=round(DPI * FRAME_HIDPI), compact=True)
+
+
+def player_frames(draw_frame):
+    """``draw_frame`` (frame index -> Figure) made to return :func:`frame_png` bytes:
+    what the drawings hand to :func:`collectives_lib.book.explore.animation`."""
+    return lambda i: frame_png(draw_frame(i))
 
 
 def show(figure: Any, alt: str | None = None, *, compact: bool = True,
@@ -258,19 +280,45 @@ def value_norm(values):
     return load_cmap(), Normalize(0.0, top)
 
 
+def value_unit(vmax: float, label: str):
+    """(scale, unit) the ticks of a colour bar up to ``vmax`` are written in: a time
+    unit when ``label`` speaks of time (``(1e-6, "\u00b5s")``), a decimal byte unit
+    when it speaks of bytes (``(1e6, "MB")``), else ``(1.0, "")``."""
+    if "time" in label:
+        return time_unit(vmax)
+    if "bytes" in label:
+        for name, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+            if vmax >= scale:
+                return scale, name
+        return 1.0, "B"
+    return 1.0, ""
+
+
 def value_colorbar(fig, ax, cmap, norm, label):
-    """A colour bar for link values, its ticks formatted as times or bytes when ``label`` says so."""
+    """A colour bar for link values: from 0 (:func:`value_norm`) to the largest value,
+    its ticks plain numbers in one unit that the label names (``link busy time
+    (\u00b5s)``), and under the 0 a grey box marked ``idle``: the colour the drawings
+    give a link that carries nothing, so the faintest loaded colour never passes for
+    an idle link."""
     from matplotlib.cm import ScalarMappable
     from matplotlib.ticker import FuncFormatter
+    from matplotlib.transforms import ScaledTranslation
 
-    sm = ScalarMappable(norm=norm, cmap=cmap)
-    cbar = fig.colorbar(sm, ax=ax, shrink=0.8, pad=0.02, aspect=25, panchor=False)
-    if "time" in label:
-        cbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_time(v, digits=3)))
-    elif "bytes" in label:
-        cbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v, digits=3)))
-    cbar.set_label(label, fontsize=FONT["annotation"])
+    sm = ScalarMappable(norm=norm, cmap=cmap.with_extremes(under=IDLE_LINK_COLOR))
+    frac = 0.15                         # the idle box, as a share of the bar's length
+    cbar = fig.colorbar(sm, ax=ax, shrink=0.8, pad=0.02, aspect=25, panchor=False,
+                        extend="min", extendrect=True, extendfrac=frac)
+    scale, unit = value_unit(float(norm.vmax), label)
+    cbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / scale:.4g}"))
+    first, _, rest = label.partition("\n")
+    text = f"{first} ({unit})" if unit else first
+    cbar.set_label(text + (f"\n{rest}" if rest else ""), fontsize=FONT["annotation"])
     cbar.ax.tick_params(labelsize=FONT["small"])
+    # the idle box hangs below the bar's axes: name it where a tick label would be
+    pad = (cbar.ax.yaxis.get_major_ticks()[0].get_pad() + 3.5) / 72       # inches
+    beside = cbar.ax.transAxes + ScaledTranslation(pad, 0, fig.dpi_scale_trans)
+    cbar.ax.text(1.0, -frac / 2, "idle", ha="left", va="center", fontsize=FONT["small"],
+                 color=TEXT_COLOR, transform=beside)
     return cbar
 
 

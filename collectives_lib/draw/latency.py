@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from ..units import format_bytes, format_time
-from .figure import grid, label_axes, legend, new_figure
+from .figure import grid, label_axes, legend, new_figure, player_frames
 from .style import ALGORITHM_STYLES, FONT, MUTED_COLOR, TEXT_COLOR
 
 
@@ -42,7 +42,7 @@ def route_front_animation(topology, src, dst, routes, *, alpha: float, time_with
                      f"{format_time(hops * alpha)} of hops plus {format_time(time_without)} for the bytes")
         return text
 
-    return animation(frame, hops, captions=caption, fps=1.0, title=title,
+    return animation(player_frames(frame), hops, captions=caption, fps=1.0, title=title,
                      alt=f"The {topology!r} with the routes from {src} to {dst} drawn up to the current hop")
 
 

@@ -116,6 +116,39 @@ def grid_layout(topo: Torus, plane: int | None = None) -> np.ndarray:
     return pos
 
 
+def tree_layout(parent) -> np.ndarray:
+    """x, y of the nodes of a tree given as a parent array (-1 at the root): the root
+    on top at y = 0, depth d at y = -d, the leaves one unit apart in depth-first order
+    (children by rank) and every other node centred over its children."""
+    parent = np.asarray(parent, dtype=np.int64)
+    n = len(parent)
+    roots = np.nonzero(parent < 0)[0]
+    if len(roots) != 1:
+        raise CollectivesError(f"a tree has exactly one root, got {len(roots)}")
+    children: list[list[int]] = [[] for _ in range(n)]
+    for child in np.argsort(parent, kind="stable").tolist():
+        if parent[child] >= 0:
+            children[int(parent[child])].append(child)
+    pos = np.full((n, 2), np.nan)
+    pos[roots[0], 1] = 0.0
+    order, stack = [], [int(roots[0])]
+    while stack:                          # depth first, children in rank order
+        node = stack.pop()
+        order.append(node)
+        for child in sorted(children[node], reverse=True):
+            pos[child, 1] = pos[node, 1] - 1
+            stack.append(child)
+    if len(order) != n:
+        raise CollectivesError("the parent array does not join every node to the root")
+    leaves = [v for v in order if not children[v]]
+    pos[leaves, 0] = np.arange(len(leaves), dtype=float)
+    for node in reversed(order):          # children before their parent
+        if children[node]:
+            xs = pos[children[node], 0]
+            pos[node, 0] = (xs.min() + xs.max()) / 2
+    return _fixed(pos)
+
+
 def ring_layout(n: int, radius: float = 1.0, start: float = 90.0) -> np.ndarray:
     """(n, 2) positions on a circle of ``radius``, rank 0 at ``start`` degrees, clockwise."""
     angles = np.deg2rad(start - 360.0 * np.arange(n) / n)

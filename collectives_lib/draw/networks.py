@@ -273,7 +273,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     ax.add_collection(leaves, autolim=False)
     if not aggregate or cluster.num_leaves <= 16:
         for li in range(cluster.num_leaves):
-            ax.text(leaf_x[li], y_leaf, f"L{li % rails}", ha="center", va="center", fontsize=FONT["tiny"], zorder=4)
+            ax.text(leaf_x[li], y_leaf, f"L{li % rails}", ha="center", va="center",
+                    fontsize=FONT["dense"], zorder=4)
     spine = PolyCollection(rects([spine_lo], [y_spine - 0.3], [spine_hi - spine_lo], [0.6]),
                            facecolors="white", edgecolors=LINK_COLORS["ib"], linewidths=1.5, zorder=3)
     ax.add_collection(spine, autolim=False)

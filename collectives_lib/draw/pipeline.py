@@ -10,7 +10,7 @@ from ..errors import CollectivesError
 from ..units import format_time
 from .style import (FAINT_COLOR, FONT, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, STAGE_COLORS,
                     STAGE_HATCHES, TEXT_COLOR, rank_color, text_on)
-from .figure import axes_for, blank, grid, new_figure, time_unit
+from .figure import axes_for, blank, grid, new_figure, player_frames, time_unit
 from .layout import packet_places
 
 
@@ -125,7 +125,7 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
         return (f"Slot {i}: the pipelined message arrived after {pipe} slots; the store-and-forward one "
                 f"is on link {(i - 1) // packets + 1} of {hops}.")
 
-    return animation(frame, total + 2, fps=fps, captions=caption,
+    return animation(player_frames(frame), total + 2, fps=fps, captions=caption,
                      alt=f"Animation of a {packets}-packet message crossing {hops} links, store-and-forward "
                          f"against pipelined", title=title or "A message crossing links, slot by slot")
 

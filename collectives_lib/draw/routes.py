@@ -13,7 +13,8 @@ from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, GpuCluster, Switch, Topology, Torus
 from ..units import format_rate
 from .style import (FAINT_COLOR, FONT, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES, NODE_COLOR,
-                    NODE_EDGE_COLOR, OP_COLORS, PATH_STYLES, RANK_COLORS, ROUTE_COLOR, TEXT_COLOR)
+                    NODE_EDGE_COLOR, OP_COLORS, PATH_STYLES, RANK_COLORS, ROUTE_COLOR,
+                    TEXT_COLOR, text_on)
 from .figure import axes_for, blank, topology_name
 from .layout import fat_tree_layout, grid_coords, grid_layout, ring_layout, torus_link_paths, undirected_links
 from .networks import draw_fat_tree, draw_switch
@@ -137,6 +138,11 @@ def draw_bisection(topology: Topology, side=None, ax=None):
     return art
 
 
+#: Points of the hop numbers on a route over a torus: 9 pt whatever the grid's size,
+#: so a badge stays legible where a chapter shows a whole 16x16 pod at the page's width.
+HOP_BADGE_FONT = FONT["label"]
+
+
 def _as_rank(topology, x) -> int:
     if isinstance(topology, Torus) and np.iterable(x):
         return topology.rank_of(x)
@@ -172,7 +178,8 @@ def draw_route(topology: Topology, src, dst, ax=None, *, disjoint: bool = False,
     route is drawn as a row of the nodes it visits, with each link's class.
 
     Returns ``{"paths": list of Line2D (one per route), "hops": list of hop
-    counts, "figure", "axes", "alt"}`` (plus the grid's artists on a torus).
+    counts, "figure", "axes", "alt"}`` (plus the grid's artists on a torus, and
+    ``"badges"``: the hop numbers, 9 pt discs sized to their digits).
     """
     s, d = _as_rank(topology, src), _as_rank(topology, dst)
     if paths is None:
@@ -193,7 +200,7 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
     coords = grid_coords(topo)
     if hop_numbers is None:
         hop_numbers = sum(hops) <= 40
-    lines = []
+    lines, badges = [], []
     from matplotlib.lines import Line2D
 
     n_paths = len(paths)
@@ -225,10 +232,14 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
                       solid_capstyle="round", label=f"route {k + 1}: {_hops(hops[k])}" if n_paths > 1 else f"{_hops(hops[k])}")
         a.add_line(line)
         lines.append(line)
-        if hop_numbers:
-            for h, mpt in enumerate(mids):
-                a.text(mpt[0], mpt[1], str(h + 1), fontsize=FONT["detail"], ha="center", va="center", color="white",
-                       zorder=7, bbox=dict(boxstyle="circle,pad=0.15", facecolor=color, edgecolor="none"))
+        if hop_numbers:     # badges sized to their numbers, legible at the page's width
+            disc = dict(boxstyle="circle,pad=0.2", facecolor=color, edgecolor="white",
+                        linewidth=0.8)
+            for h, (x, y) in enumerate(mids):
+                badges.append(a.text(x, y, str(h + 1), fontsize=HOP_BADGE_FONT,
+                                     ha="center", va="center_baseline",
+                                     color=text_on(color), fontweight="bold",
+                                     zorder=8.5, bbox=disc))   # over src, dst rings
     for r, word in ((s, "src"), (d, "dst")):
         a.plot(*pos[r], marker="o", ms=13, mfc="none", mec=TEXT_COLOR, mew=2.0, zorder=8)
         c = topo.coords(r)
@@ -240,7 +251,7 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
     what = "link-disjoint routes" if len(paths) > 1 else "route"
     a.set_title(f"{'Two' if len(paths) == 2 else len(paths) if len(paths) > 1 else 'The'} {what} "
                 f"{topo.coords(s)} \u2192 {topo.coords(d)} on the {topology_name(topo)}", fontsize=FONT["title"])
-    art.update(paths=lines, hops=hops)
+    art.update(paths=lines, hops=hops, badges=badges)
     art["alt"] = (f"The {topology_name(topo)} grid with "
                   + (f"{len(paths)} link-disjoint routes" if len(paths) > 1 else "the route")
                   + f" from {topo.coords(s)} to {topo.coords(d)} highlighted, "

@@ -13,7 +13,8 @@ from ..topology import Switch, Topology
 from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP_LINESTYLES, RANK_COLORS,
                     RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
                     tint)
-from .figure import axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes
+from .figure import (axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes,
+                     player_frames)
 from .layout import arrow_heads, grid_coords, rects, schedule_layout
 from .topology import draw_circles, draw_torus_links
 
@@ -25,9 +26,15 @@ def step_title(schedule: Schedule, step: int) -> str:
 
 
 def _wrap_title(text: str, width: int = 92) -> str:
-    """Break a long figure title over lines that fit the page column."""
+    """Break a long figure title over lines that fit the page column, never inside a
+    share such as ``1/8 of V``."""
+    import re
     import textwrap
-    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+
+    if len(text) <= width:
+        return text
+    text = re.sub(r"(\S+) of V\b", "\\1\u00a0of\u00a0V", text)   # no-break spaces
+    return "\n".join(textwrap.wrap(text, width))
 
 
 def _slot_owner(schedule: Schedule) -> np.ndarray:
@@ -398,8 +405,9 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
             ax.add_patch(FancyBboxPatch((-h, -h), 2 * h, 2 * h, boxstyle="round,pad=0.02", facecolor="none",
                                         edgecolor=TEXT_COLOR, lw=0.8, ls=":", zorder=1))
             box = "NVSwitch" if topology.link_class == "nvlink" else "switch"
-            ax.text(0, -1.2, f"arrows: sender to receiver, each through the {box} (dotted)", ha="center",
-                    va="top", fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=1)
+            note = f"arrows: sender to receiver,\neach through the {box} (dotted)"
+            ax.text(0, -1.2, note, ha="center", va="top", fontsize=FONT["detail"],
+                    color=TEXT_COLOR, zorder=1)
         for a in range(R, P):
             w = 0.34
             ax.add_patch(FancyBboxPatch(pos[a] - [w / 2, 0.1], w, 0.2, boxstyle="round,pad=0.02",
@@ -413,7 +421,7 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
     if labels is None:
         labels = R <= 32
     if labels:
-        fs = FONT["small"] if R <= 16 else FONT["tiny"]
+        fs = FONT["small"] if R <= 16 else FONT["dense"]      # 8 px or more on the page
         for r in range(R):
             texts.append(ax.text(*pos[r], str(r), ha="center", va="center", fontsize=fs,
                                  color=text_on(face[r]), zorder=4))
@@ -439,9 +447,10 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
             for pth, box in zip(paths, boxes):
                 text = _block_label(box)
                 if text:
+                    tag = dict(boxstyle="round,pad=0.12", fc="white", ec="none")
                     texts.append(ax.text(*pth[len(pth) // 4], text, ha="center", va="center",
-                                         fontsize=FONT["tiny"], color=TEXT_COLOR, zorder=3,
-                                         bbox=dict(boxstyle="round,pad=0.12", fc="white", ec="none")))
+                                         fontsize=FONT["dense"], color=TEXT_COLOR,
+                                         zorder=3, bbox=tag))
     if legend and len(ops):
         from matplotlib.lines import Line2D
 
@@ -618,7 +627,8 @@ def step_player(schedule: Schedule, frame, *, fps: float, alt: str, title: str):
 
     K = schedule.num_steps
     captions = [step_caption(schedule, None if i == 0 else i - 1) for i in range(K + 1)]
-    return animation(frame, K + 1, fps=fps, alt=alt, captions=captions, title=title)
+    return animation(player_frames(frame), K + 1, fps=fps, alt=alt, captions=captions,
+                     title=title)
 
 
 def draw_all_to_all_blocks(schedule: Schedule, after: int = 0, ax=None, *, states=None, group: int = 0,

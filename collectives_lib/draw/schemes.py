@@ -4,8 +4,10 @@ servers, across them, inside again) and in-network reduction (the switch
 adds).
 
 Introduced in the chapter *The all-reduce, step by step*. They are pictures
-of the idea, not of a schedule: the schedules themselves are drawn by
-:func:`~collectives_lib.draw.schedule_animation`. Each function returns
+of the idea, not step-by-step schedules (those are drawn by
+:func:`~collectives_lib.draw.schedule_animation`); the tree, though, is the one
+the library's ``tree`` schedule builds, its edges read off that schedule. Each
+function returns
 ``{"nodes", "arrows", "figure", "axes", "alt"}``: ``nodes`` the list of drawn
 boxes (one per GPU, plus switches), ``arrows`` the list of arrows.
 """
@@ -15,8 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CollectivesError
+from ..schedule import REDUCE
 from .alpha_beta import detached_panels
 from .figure import axes_for, blank, label_axes
+from .layout import tree_layout
 from .style import (FONT, LINK_COLORS, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS,
                     PANEL_COLOR, PANEL_EDGE_COLOR, TEXT_COLOR, rank_color, text_on)
 
@@ -49,44 +53,96 @@ def _arrow(ax, a, b, *, color, style="-", shrink=13, width=1.4, rad=0.0):
     return arrow
 
 
-def _heap_positions(n: int) -> np.ndarray:
-    """x, y of ranks 0..n-1 in a binary heap layout (rank r's children are 2r+1, 2r+2)."""
-    depth = int(np.floor(np.log2(n)))
-    pos = np.zeros((n, 2))
-    for r in range(n):
-        level = int(np.floor(np.log2(r + 1)))
-        index = r + 1 - 2**level
-        pos[r] = ((index + 0.5) * 2 ** (depth - level), -level)
-    return pos
+def _between_boxes(a, b, half: float):
+    """The part of the segment from ``a`` to ``b`` outside the squares of half-side
+    ``half`` centred on both (data units, equal aspect): an arrow from box to box."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = b - a
+    t = half / np.abs(d).max()
+    return a + t * d, b - t * d
 
 
-def draw_tree_all_reduce(n: int = 7, ax=None):
-    """A tree all-reduce over ``n`` GPUs, two panels: the partial sums climb a
-    binary tree to the root (reduce, dashed), then the total comes back down
-    (broadcast, solid). ``2 log2 N`` rounds of the whole array instead of the
-    ring's ``2(N-1)`` steps of ``1/N`` of it; NCCL pipelines it in chunks over
-    two complementary trees (the double binary tree) so that every GPU's links
-    carry half the data each way."""
+def tree_edges(schedule, tree: int = 0, group: int = 0) -> list[tuple[int, int]]:
+    """The ``(child, parent)`` pairs of tree ``tree`` of a pipelined tree all-reduce
+    (:func:`~collectives_lib.builders.trees.pipelined_tree_all_reduce`, slots
+    ``(n, trees, chunks)``), in group ``group``'s local ranks: every rank that sends
+    that tree's chunks up (reduce) to another, read off the schedule's transfers."""
+    local = {int(r): i for i, r in enumerate(schedule.groups[group])}
+    edges = set()
+    for step in schedule.steps:
+        t = step.traffic
+        up = (t.op == REDUCE) & (step.boxes[:, 1, 0] == tree)
+        for s, d in zip(t.src[up].tolist(), t.dst[up].tolist()):
+            if s in local and d in local:
+                edges.add((local[s], local[d]))
+    return sorted(edges)
+
+
+_TREE_PANELS = (("reduce", "1. reduce up: each GPU adds its children's arrays"),
+                ("copy", "2. broadcast down: the root's total to every GPU"))
+
+
+def draw_tree_all_reduce(n: int = 7, ax=None, *, tree: int = 0):
+    """A tree all-reduce over ``n`` GPUs, two panels: the partial sums climb the
+    tree to the root (reduce, dashed), then the total comes back down
+    (broadcast, solid).
+
+    The tree is the library's own: NCCL's binary tree (``tree=0``; ``ncclGetBtree``,
+    rooted at GPU 0, whose one child is the largest power of two below ``n``) or
+    its complement (``tree=1``): the two trees of the double binary tree
+    (:func:`~collectives_lib.builders.trees.double_binary_tree`) that the ``tree``
+    algorithm pipelines over. Its edges are read off that schedule
+    (:func:`tree_edges`), not drawn by hand. ``2H`` hops of the whole array up and
+    down a tree of height ``H`` instead of the ring's ``2(N-1)`` steps of ``1/N`` of
+    it; NCCL cuts the array in chunks and sends half of it over each tree, so that
+    every GPU's links carry half the data each way.
+
+    Returns ``{"nodes", "arrows", "edges", "parent", "figure", "axes", "alt"}``:
+    ``edges`` the ``(child, parent)`` pairs drawn, ``parent`` the tree as a parent
+    array.
+    """
+    from ..builders.trees import double_binary_tree, pipelined_tree_all_reduce
+
     n = _whole("n", n, 2)
-    pos = _heap_positions(n)
-    fig, axes = detached_panels(ax, 2, 2.6)
+    if tree not in (0, 1):
+        raise CollectivesError("tree must be 0 (NCCL's binary tree) or 1 "
+                               f"(its complement), got {tree!r}")
+    schedule = pipelined_tree_all_reduce(double_binary_tree(n), 1, algorithm="tree")
+    edges = tree_edges(schedule, tree)
+    parent = np.full(n, -1, dtype=np.int64)
+    for child, up in edges:
+        parent[child] = up
+    root = int(np.nonzero(parent < 0)[0][0])
+    pos = tree_layout(parent)
+    levels = int(-pos[:, 1].min()) + 1
+    span = np.ptp(pos, axis=0) + (1.2, 0.8)                  # the panel's data extent
+    # a panel is about 3.3 inches wide: as tall as the tree's shape needs, 2.2..3.2 in
+    height = float(np.clip(3.3 * span[1] / span[0] + 0.45, 2.2, 3.2))
+    fig, axes = detached_panels(ax, 2, height)
     nodes, arrows = [], []
-    for ax, (op, title) in zip(axes, (("reduce", "1. reduce up: each GPU adds its children's arrays"),
-                                       ("copy", "2. broadcast down: the root's total to every GPU"))):
-        for r in range(1, n):
-            child, parent = pos[r], pos[(r - 1) // 2]
-            a, b = (child, parent) if op == "reduce" else (parent, child)
-            arrows.append(_arrow(ax, a, b, color=OP_COLORS[op],
+    for ax, (op, title) in zip(axes, _TREE_PANELS):
+        for child, up in edges:
+            a, b = _between_boxes(pos[child], pos[up], 0.2)
+            a, b = (a, b) if op == "reduce" else (b, a)
+            arrows.append(_arrow(ax, a, b, color=OP_COLORS[op], shrink=1.5,
                                  style="--" if op == "reduce" else "-"))
         for r in range(n):
             nodes.append(label_box(ax, pos[r], str(r), color=rank_color(r)))
-        ax.set(xlim=(pos[:, 0].min() - 0.6, pos[:, 0].max() + 0.6), ylim=(pos[:, 1].min() - 0.5, 0.5))
+        ax.set(xlim=(pos[:, 0].min() - 0.6, pos[:, 0].max() + 0.6),
+               ylim=(pos[:, 1].min() - 0.4, 0.4))
+        ax.set_aspect("equal")                             # square GPU boxes
         blank(ax)
         label_axes(ax, title, title_role="label")
-    depth = int(np.floor(np.log2(n)))
-    alt = (f"Two binary trees of {n} GPUs: on the left dashed arrows carry partial sums from the "
-           f"leaves up to GPU 0 in {depth} levels; on the right solid arrows carry the total back down.")
-    return {"nodes": nodes, "arrows": arrows, "figure": fig, "axes": list(axes), "alt": alt}
+    which = ("NCCL's binary tree", "the complement of NCCL's binary tree")[tree]
+    kids = ", ".join(str(c) for c, up in edges if up == root)
+    kin = "child: GPU" if "," not in kids else "children: GPUs"
+    deep = f"{levels - 1} level{'s' * (levels > 2)}"
+    alt = (f"Two copies of {which} over {n} GPUs, rooted at GPU {root} "
+           f"(its {kin} {kids}): on the left dashed arrows carry partial sums from "
+           f"the leaves up to GPU {root} in {deep}; on the right solid arrows carry "
+           "the total back down.")
+    return {"nodes": nodes, "arrows": arrows, "edges": edges, "parent": parent,
+            "figure": fig, "axes": list(axes), "alt": alt}
 
 
 def _server(ax, x0, y0, gpus, label, width):

@@ -10,8 +10,9 @@ import numpy as np
 from ..errors import CollectivesError
 from ..topology import LINK_CLASSES, Torus, TpuSlice, TpuSystem
 from ..units import format_rate
-from .style import (FAINT_COLOR, FONT, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS, LINK_LINESTYLES,
-                    NODE_COLOR, NODE_EDGE_COLOR, OP_COLORS, RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
+from .style import (FAINT_COLOR, FONT, IDLE_LINK_COLOR, LINK_COLORS, LINK_LABELS,
+                    LINK_LINESTYLES, MUTED_COLOR, NODE_COLOR, NODE_EDGE_COLOR,
+                    OP_COLORS, RANK_COLORS, TEXT_COLOR, WRAP_LINESTYLE, tint)
 from .figure import (axes_for, blank, class_legend, grid_ticks, panel_axes, topology_name, value_colorbar,
                      value_norm, wraparound_text)
 from .layout import (grid_layout, isometric, isometric_box, isometric_grid, rects,
@@ -42,15 +43,22 @@ def draw_torus_links(ax, topo: Torus, pos, axis_vec, *, values=None, cmap=None, 
     else:
         ids, paths, wraps = torus_link_paths(topo, pos, axis_vec, offset=0.11, shrink=0.22)
         vals = np.asarray(values, dtype=float)[ids]
-        colors = cmap(norm(vals))
+        colors = value_colors(vals, cmap, norm)
         idle = vals <= 0
-        colors[idle] = IDLE_LINK_COLOR
         widths = np.where(idle, 0.8, lw if lw is not None else 2.2)
         styles = [WRAP_LINESTYLE if w else "-" for w in wraps]
         coll = LineCollection(paths, colors=colors, linewidths=widths, linestyles=styles,
                               zorder=zorder, capstyle="butt")
     ax.add_collection(coll, autolim=False)
     return coll, ids, wraps
+
+
+def value_colors(vals, cmap, norm):
+    """Link colours for link values: the load colour map, idle links (0) grey."""
+    vals = np.asarray(vals, dtype=float)
+    colors = cmap(norm(vals))
+    colors[vals <= 0] = IDLE_LINK_COLOR
+    return colors
 
 
 def _draw_chips(ax, pos, *, size=0.44, facecolor=NODE_COLOR, edgecolor=NODE_EDGE_COLOR, zorder=3, lw=0.8):
@@ -327,8 +335,11 @@ def draw_torus_summary(topology: Torus, ax=None, *, cube: int = 4, slice_shape=N
     if slice_shape is not None:
         sx, sy, sz = (int(v) for v in slice_shape)
         x0, y0 = X - sx, Y - sy  # the visible corner
-        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)), facecolors=RANK_COLORS[0],
-                                    edgecolors=TEXT_COLOR, linewidths=1.0, alpha=0.85, zorder=3, hatch="////")
+        c = RANK_COLORS[0]      # top, right and front faces lit like the box's: a box
+        slice_coll = PolyCollection(isometric_box((x0, y0, 0), (X, Y, sz)),
+                                    facecolors=[tint(c, 0.45), tint(c, 0.7), c],
+                                    edgecolors=TEXT_COLOR, linewidths=1.0, zorder=3,
+                                    hatch="////")
         ax.add_collection(slice_coll, autolim=False)
     cut_coll = None
     bis = topology.bisection_bandwidth()
@@ -389,12 +400,13 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
     """A slice highlighted inside its pod.
 
     2D generations (v5e, v6e): the pod's grid with the slice's chips filled
-    and framed at ``origin`` (default the corner), and a note on whether the
-    slice keeps the pod's wraparound. 3D generations: the pod's box from
-    :func:`draw_torus_summary` with the slice shaded.
+    and framed at ``origin`` (default the corner), the key beside the grid
+    naming the slice and whether it keeps the pod's wraparound (never written
+    over its chips). 3D generations: the pod's box from
+    :func:`draw_torus_summary` with the slice hatched and named in the title.
 
     Returns the dict of the pod drawing plus ``"slice_ranks"`` (pod ranks of
-    the slice) and ``"frame"`` (the outline patch, 2D).
+    the slice), ``"frame"`` (the outline patch) and ``"legend"`` (2D).
     """
     from matplotlib.patches import Rectangle
 
@@ -407,25 +419,35 @@ def draw_slice_in_pod(slice_topology: TpuSlice, ax=None, *, origin=None, pod: To
         pod = tpu_pod(gen.name)
     shape = slice_topology.dims
     if len(pod.dims) == 3:
-        art = draw_torus_summary(pod, ax=ax, slice_shape=shape)
+        chips = int(np.prod(shape))
+        title = (f"A {'x'.join(map(str, shape))} slice ({chips:,} chips, hatched) "
+                 f"in the {topology_name(pod)}")
+        art = draw_torus_summary(pod, ax=ax, slice_shape=shape, title=title)
         art["slice_ranks"] = None
-        art["frame"] = None
+        art["frame"] = art["legend"] = None
         return art
     origin = tuple(origin) if origin is not None else (0,) * len(shape)
     grid = np.stack(np.meshgrid(*[np.arange(o, o + s) for o, s in zip(origin, shape)], indexing="ij"), -1).reshape(-1, len(shape))
     ranks = [pod.rank_of(c) for c in grid]
     wrap = wraparound_text(slice_topology)
-    art = draw_torus(pod, ax=ax, highlight=ranks, labels=False,
-                     title=f"A {'x'.join(map(str, shape))} slice ({len(ranks)} chips) in the "
-                           f"{topology_name(pod)}")
+    name = "x".join(map(str, shape))
+    title = f"A {name} slice ({len(ranks)} chips) in the {topology_name(pod)}"
+    art = draw_torus(pod, ax=ax, highlight=ranks, labels=False, legend=False,
+                     title=title)
     a = art["axes"]
     frame = Rectangle((origin[0] - 0.5, origin[1] - 0.5), shape[0], shape[1], fill=False,
                       edgecolor=TEXT_COLOR, lw=2.0, zorder=5)
     a.add_patch(frame)
-    a.text(origin[0] + shape[0] / 2 - 0.5, origin[1] + shape[1] / 2 - 0.5,
-           f"slice {'x'.join(map(str, shape))}\n{wrap}", ha="center", va="center", fontsize=FONT["annotation"],
-           color=TEXT_COLOR, zorder=6,
-           bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor=FAINT_COLOR))
+    # the slice is named in the key beside the grid, never over its own chips
+    from matplotlib.patches import Patch
+
+    klass = LINK_CLASSES[int(pod.links.klass[0])]
+    words = (f"the {name} slice\n({len(ranks)} chips, framed):\n"
+             + wrap.replace(" and ", ", "))
+    swatch = Patch(facecolor=RANK_COLORS[4], edgecolor=TEXT_COLOR, lw=2.0, label=words)
+    link = f"{LINK_LABELS[klass]} link,\n{format_rate(pod.links.bandwidth[0])} each way"
+    art["legend"] = class_legend(a, [(klass, link)], wrap=any(pod.wraparound),
+                                 extra=[swatch])
     art["slice_ranks"] = ranks
     art["frame"] = frame
     art["alt"] = (f"The {topology_name(pod)} grid with a {'x'.join(map(str, shape))} slice of "
@@ -445,10 +467,14 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     side by side; their hosts reach the DCN switch above them (one bundle per
     slice when a slice has more than one row of hosts).
 
+    ``link_values`` (one number per directed link) colours the links by load,
+    idle ones grey: ICI each direction, PCIe and DCN by the busier of their two
+    directions (a DCN bundle by its busiest host).
+
     Returns ``{"nodes": chips, "hosts": PolyCollection (one per host),
     "links": {"ici", "pcie", "dcn"} LineCollections (ICI: one path per
-    full-duplex pair; PCIe: one per chip; DCN: one per host or per slice),
-    "figure", "axes", "alt"}``.
+    full-duplex pair, or per direction with link_values; PCIe: one per chip;
+    DCN: one per host or per slice), "colorbar", "figure", "axes", "alt"}``.
     """
     from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.patches import FancyBboxPatch
@@ -504,6 +530,14 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     pcie = LineCollection(pcie_paths, colors=LINK_COLORS["pcie"], linewidths=1.1,
                           linestyles=[LINK_LINESTYLES["pcie"]], zorder=1.5)
     ax.add_collection(pcie, autolim=False)
+    if link_values is not None:     # by load: ICI each way, PCIe its busier way
+        ici_vals = np.asarray(link_values, dtype=float)[np.asarray(ici_ids, dtype=int)]
+        ici.set_color(value_colors(ici_vals, cmap, norm))
+        ici.set_linewidth(np.where(ici_vals > 0, 1.8, 0.8))
+        if has_dcn:
+            up = [_both_ways(system, link_values, c, system.host_node(host_of[c]))
+                  for c in range(n_chips)]
+            pcie.set_color(value_colors(up, cmap, norm))
     chips = _draw_chips(ax, chip_pos, size=0.4)
     host_boxes = PolyCollection(rects(host_pos[:, 0] - 0.27, host_pos[:, 1] - 0.22, 0.54, 0.44),
                                 facecolors="white", edgecolors=LINK_COLORS["pcie"], linewidths=1.4, zorder=4)
@@ -533,6 +567,14 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         dcn = LineCollection(dcn_paths, colors=LINK_COLORS["dcn"], linewidths=1.6,
                              linestyles=[LINK_LINESTYLES["dcn"]], zorder=1)
         ax.add_collection(dcn, autolim=False)
+        if link_values is not None:      # a host's (slice's) busiest way to DCN
+            k = hosts_per_slice
+            hosts = ([[h] for h in range(num_hosts)] if one_row else
+                     [range(s * k, (s + 1) * k) for s in range(num_slices)])
+            hub = system.dcn_node
+            dcn_vals = [max(_both_ways(system, link_values, system.host_node(h), hub)
+                            for h in group) for group in hosts]
+            dcn.set_color(value_colors(dcn_vals, cmap, norm))
         sw = FancyBboxPatch(dcn_center - [1.9, 0.3], 3.8, 0.6, boxstyle="round,pad=0.02",
                             facecolor="white", edgecolor=LINK_COLORS["dcn"], lw=1.5, zorder=4)
         ax.add_patch(sw)
@@ -555,9 +597,12 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     if has_dcn:
         extra.append(Line2D([], [], color=LINK_COLORS["dcn"], ls=LINK_LINESTYLES["dcn"], lw=1.5,
                             label=f"DCN, {format_rate(dcn_bw)} per {'host' if hy >= Y else 'slice'}"))
-    class_legend(ax, [("ici", f"ICI, {format_rate(float(gen.ici_bandwidth))} each way")],
-                 wrap=bool(wraps.any()), extra=extra, loc="upper center", bbox=(0.5, -0.02),
-                 ncol=2 if not has_dcn else 2)
+    ici_label = f"ICI, {format_rate(float(gen.ici_bandwidth))} each way"
+    key = class_legend(ax, [("ici", ici_label)], wrap=bool(wraps.any()), extra=extra,
+                       loc="upper center", bbox=(0.5, -0.02), ncol=2)
+    if link_values is not None:     # colours are loads: the key tells classes by dash
+        for line in key.get_lines():
+            line.set_color(MUTED_COLOR)
     what = ((f"{num_slices} TPU {gen.name} slices of {X}x{Y}" if num_slices > 1 else
              f"one TPU {gen.name} slice of {X}x{Y}") if has_dcn else topology_name(sl))
     ax.set_title(f"{what[:1].upper() + what[1:]}: {num_hosts} hosts, each serving {hx}x{hy} chips over PCIe",
@@ -565,5 +610,14 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     alt = (f"{what[:1].upper() + what[1:]}: chips in a grid joined by ICI; each block of {hx} by {hy} chips is shaded and "
            f"linked by dotted PCIe lines to its host in the middle"
            + ("; the hosts connect up to one DCN switch" if has_dcn else "") + ".")
+    cbar = None
+    if link_values is not None:
+        cbar = value_colorbar(fig, ax, cmap, norm, value_label)
     return {"nodes": chips, "hosts": host_boxes, "links": {"ici": ici, "pcie": pcie, "dcn": dcn},
-            "labels": texts, "figure": fig, "axes": ax, "alt": alt}
+            "labels": texts, "colorbar": cbar, "figure": fig, "axes": ax, "alt": alt}
+
+
+def _both_ways(topo, values, u: int, v: int) -> float:
+    """The larger of ``values`` on the links u -> v and v -> u (0 if there are none)."""
+    ids = [i for i in (topo.link_between(u, v), topo.link_between(v, u)) if i >= 0]
+    return max((float(values[i]) for i in ids), default=0.0)
