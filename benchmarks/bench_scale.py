@@ -10,7 +10,8 @@ The package is compiled to bytecode first, as an installed package is: without i
 (``PYTHONDONTWRITEBYTECODE`` set, or a fresh checkout) every case would also pay
 about 0.4 s of compiling the package's sources on each start.
 
-    python benchmarks/bench_scale.py [--repeats 3] [--timeout 60] [NAME ...]
+    python benchmarks/bench_scale.py [--repeats 3] [--timeout 60] [--extras] [NAME ...]
+    python benchmarks/bench_scale.py --hostile     # the hostile HLO inputs
 """
 
 from __future__ import annotations
@@ -169,6 +170,123 @@ EXTRAS = {
 }
 
 
+# Hostile HLO inputs (each under the 128 MiB limit): the reader answers each within the
+# targets or refuses it in one line naming a limit the README states. Each file is
+# written when its case runs (up to 127 MiB in the temporary folder) and removed after.
+_HEAD = "HloModule m, num_partitions=8\n"
+_BIG = 127 * 2**20
+
+
+def _repeat(f, unit: str, size: int) -> None:
+    block = unit * max(1, 2**20 // len(unit))
+    for _ in range(size // len(block)):
+        f.write(block)
+
+
+def _flood(unit: str, size: int = _BIG, *, entry: bool = False):
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(_ADD if entry else _HEAD)
+            _repeat(f, unit, size)
+            if entry:
+                f.write("  ROOT %r = f32[1024,1024]{1,0} copy(%p.0)\n}\n")
+    return write
+
+
+def _chain(n: int):
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(_ADD)
+            for i in range(1, n + 1):
+                f.write(f"  %p.{i} = f32[1024,1024]{{1,0}} all-reduce(%p.{i - 1}), "
+                        f"channel_id={i}, replica_groups=[2,4]<=[4,2]T(1,0), "
+                        f"use_global_device_ids=true, to_apply=%add\n")
+            f.write(f"  ROOT %r = f32[1024,1024]{{1,0}} copy(%p.{n})\n}}\n")
+    return write
+
+
+def _one_group(groups: str, devices: int = 2**20):
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(_ADD.replace("num_partitions=8", f"num_partitions={devices}"))
+            f.write(f"  ROOT %ar = f32[1024,1024]{{1,0}} all-reduce(%p.0), "
+                    f"channel_id=1, replica_groups={groups}, "
+                    f"use_global_device_ids=true, to_apply=%add\n}}\n")
+    return write
+
+
+def _tpu_copies(size: int):
+    """The TPU-compiled scan_layers module (tests/data/hlo_tpu) and renamed copies of
+    its computations, to about ``size`` bytes: a dump as large models make them."""
+    def write(path: str) -> None:
+        import re
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "tests", "data", "hlo_tpu",
+                               "scan_layers.txt")) as f:
+            text = f.read()
+        first = re.search(r"^(%|ENTRY )\S.*\{$", text, re.M).start()
+        body = text[first:].replace("ENTRY %", "%")
+        with open(path, "w") as f:
+            f.write(text)
+            written, k = len(text), 0
+            while written < size:
+                k += 1
+                copy = re.sub(r"%([A-Za-z_][\w.\-]*)", rf"%\1_c{k}", body)
+                f.write("\n" + copy)
+                written += len(copy) + 1
+    return write
+
+
+def _brackets(n: int):
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(_ADD)
+            f.write("  ROOT %ar = f32[1024,1024]{1,0} all-reduce(%p.0), channel_id=1, "
+                    "replica_groups=[4,2]<=[8], use_global_device_ids=true, "
+                    "to_apply=%add, junk=" + "{" * n + "}" * n + "\n}\n")
+    return write
+
+
+_V5E = ["-t", "tpu-v5e:4x2"]
+HOSTILE = {
+    "hlo-blank-127MiB": ("hlo: HloModule line + 127 MiB of newlines (refused)",
+                         _flood("\n"), _V5E),
+    "hlo-blank-64MiB": ("hlo: HloModule line + 64 MiB of newlines (refused)",
+                        _flood("\n", 64 * 2**20), _V5E),
+    "hlo-words-126MiB": ("hlo: HloModule line + 126 MiB of 'x' lines (refused)",
+                         _flood("x\n", 126 * 2**20), _V5E),
+    "hlo-line-100MB": ("hlo: HloModule line + one line of 100 MB (refused)",
+                       _flood("a" * 1000, 100 * 10**6), _V5E),
+    "hlo-adds-126MiB": ("hlo: 126 MiB of ordinary instructions (1.4M adds), answered",
+                        _flood("  %x = f32[1024,1024]{1,0} add(f32[1024,1024]{1,0} "
+                               "%p.0, f32[1024,1024]{1,0} %p.0), "
+                               "metadata={op_name=\"x\"}\n", 126 * 2**20, entry=True),
+                        _V5E),
+    "hlo-params-127MiB": ("hlo: 127 MiB of parameters, walked (refused: 150,000 read)",
+                          _flood("  %q = f32[8]{0} parameter(0)\n", entry=True), _V5E),
+    "hlo-brackets-20MB": ("hlo: 10M braces nested in an attribute (refused: brackets)",
+                          _brackets(10**7), _V5E),
+    "hlo-comments-127MiB": ("hlo: a line of 33M /**/ comments (refused: 1,000,000)",
+                            _flood("(/**/", entry=True), _V5E),
+    "hlo-chain-200000": ("hlo: 200,000 chained all-reduces (refused: 20,000)",
+                         _chain(200_000), _V5E),
+    "hlo-chain-600000": ("hlo: 600,000 chained all-reduces, 88 MB (refused: 80,000)",
+                         _chain(600_000), _V5E),
+    "hlo-chain-20000-json": ("hlo: 20,000 chained all-reduces, --json",
+                             _chain(20_000), _V5E + ["--json"]),
+    "hlo-group-1M": ("hlo: one explicit group of 1,048,576 devices (7 MB), ring",
+                     _one_group("{{" + ",".join(map(str, range(2**20))) + "}}"),
+                     ["-t", "ring:1048576", "--bandwidth", "1e9"]),
+    "hlo-iota-1M-error": ("hlo: 1,024 x 1,024 iota groups no ring axis fits (one line)",
+                          _one_group("[1024,1024]<=[1024,1024]T(1,0)"),
+                          ["-t", "ring:1048576", "--bandwidth", "1e9"]),
+    "hlo-tpu-40MB": ("hlo: a TPU-compiled dump of 40 MB (scan_layers copied), answered",
+                     _tpu_copies(40 * 10**6), _V5E),
+    "hlo-tpu-126MB": ("hlo: a TPU-compiled dump of 126 MB (refused: 150,000 read)",
+                      _tpu_copies(126 * 10**6), _V5E),
+}
+
+
 def measure(argv: list[str], timeout: float) -> tuple[float, float, float, int, str]:
     """(wall s, CPU s (user + system), peak RSS MB, exit status, last line of output)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
@@ -186,19 +304,28 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--extras", action="store_true", help="also the other large inputs")
+    ap.add_argument("--hostile", action="store_true",
+                    help=f"the hostile HLO inputs instead: {', '.join(HOSTILE)}")
     ap.add_argument("names", nargs="*", help=f"cases to run (default the targets: {', '.join(CASES)})")
     args = ap.parse_args()
-    table = {**CASES, **EXTRAS}
+    table = {**CASES, **EXTRAS, **{k: (what, ["hlo", "{" + k + "}", *argv])
+                                   for k, (what, _, argv) in HOSTILE.items()}}
     package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "collectives_lib")
     compileall.compile_dir(package, quiet=1)
     folder = tempfile.mkdtemp()
     files = {}
+    names = args.names or (list(HOSTILE) if args.hostile else
+                           list({**CASES, **EXTRAS}) if args.extras else list(CASES))
     for key, kw in _FILES.items():
-        files[key] = os.path.join(folder, f"{key}.txt")
-        hlo_module(files[key], **kw)
+        if key in names:
+            files[key] = os.path.join(folder, f"{key}.txt")
+            hlo_module(files[key], **kw)
     print(f"{'case':<56} {'min wall (s)':>12} {'min CPU (s)':>11} {'peak RSS (MB)':>14} {'exit':>5}")
-    for name in args.names or (list(table) if args.extras else list(CASES)):
+    for name in names:
         what, argv = table[name]
+        if name in HOSTILE:
+            files[name] = os.path.join(folder, f"{name}.txt")
+            HOSTILE[name][1](files[name])
         argv = [files.get(a.strip("{}"), a) if a.startswith("{") else a for a in argv]
         runs = [measure(argv, args.timeout) for _ in range(args.repeats)]
         wall = min(r[0] for r in runs)
@@ -206,6 +333,8 @@ def main() -> None:
         rss = min(r[2] for r in runs)
         print(f"{what:<56} {wall:>12.2f} {cpu:>11.2f} {rss:>14.0f} {runs[-1][3]:>5}")
         print(f"    {' '.join(argv)}\n    -> {runs[-1][4][:150]}")
+        if name in HOSTILE:
+            os.remove(files.pop(name))
     shutil.rmtree(folder)
 
 

@@ -125,3 +125,110 @@ def test_a_gpu_mesh_and_a_device_assignment_from_the_shell():
     code, out, err = run("hlo", str(tpu / "fsdp_layer.txt"), "-t", "tpu-v5e:2x4", "--json",
                          "--devices", ",".join(map(str, ranks)))
     assert code == 0 and json.loads(out)["devices"] == ranks
+
+
+# ---------------------------------------------------------------------------
+# messages of one short line; collectives of nothing; limits from the shell
+# ---------------------------------------------------------------------------
+
+_AR = """HloModule m, num_partitions=NUM
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] add(%a, %b)
+}
+ENTRY %main (p: SHAPE) -> SHAPE {
+  %p = SHAPE{0} parameter(0)
+  ROOT %ar = SHAPE{0} all-reduce(%p), channel_id=1, replica_groups=GROUPS, ATTRS
+}
+""".replace("ATTRS", "use_global_device_ids=true, to_apply=%add")
+
+
+def _module(tmp_path, groups, num=8, shape="f32[1024]"):
+    path = tmp_path / "m.txt"
+    path.write_text(_AR.replace("NUM", str(num)).replace("GROUPS", groups)
+                    .replace("SHAPE", shape))
+    return str(path)
+
+
+def test_a_group_of_a_million_devices_is_one_short_line(tmp_path):
+    # 1,024 groups of 1,024 devices that fit no axis of a ring: the message lists the
+    # first ids of the first group and counts the rest (it was 57,104 characters)
+    path = _module(tmp_path, "[1024,1024]<=[1024,1024]T(1,0)", num=1048576)
+    code, out, err = run("hlo", path, "-t", "ring:1048576", "--bandwidth", "1e9")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and len(err) <= 301, err
+    assert err.startswith("collectives: error: ar: replica groups {{0,1024,2048,3072,"
+                          "... 1,020 more},... 1,023 more} (as ranks) fit no axes of "
+                          "Ring(")
+
+
+def test_collectives_of_zero_bytes_move_nothing(tmp_path):
+    # XLA keeps them in unoptimized text (jax.lax.psum of an f32[0] lowers to one)
+    path = _module(tmp_path, "{{0,1,2,3,4,5,6,7}}", shape="f32[0]")
+    code, out, err = run("hlo", path, "-t", "tpu-v5e:4x2", "--json")
+    assert (code, err) == (0, "")
+    row = json.loads(out)["collectives"][0]
+    assert (row["nbytes"], row["total_time_s"], row["time_s"], row["algorithm"]) == (
+        0, 0.0, None, None)
+    assert row["note"] == "0 bytes (f32[0]): nothing moves"
+    assert row["topology_axes"] == ["x", "y"]
+    code, out, err = run("hlo", path, "-t", "tpu-v5e:4x2")
+    assert code == 0 and out.splitlines()[-1] == "ar: 0 bytes (f32[0]): nothing moves"
+
+
+_LINE9 = "line 9: all-reduce %ar: replica_groups "
+
+
+@pytest.mark.parametrize("groups, message", [
+    ("mesh['x'=4,'x'=2] {'x'}",
+     _LINE9 + "\"mesh['x'=4,'x'=2] {'x'}\": the mesh names axis 'x' twice"),
+    ("mesh['x'=4,'y'=2] {'x','x'}",
+     _LINE9 + "\"mesh['x'=4,'y'=2] {'x','x'}\": axis x is listed twice in the groups"),
+    ("mesh['x'=3,'y'=2] {'x'}",
+     _LINE9 + "\"mesh['x'=3,'y'=2] {'x'}\" is a mesh of 6 devices but the module has "
+     "8 devices"),
+    ("{{0,1}}", "ar: replica groups {{0,1}} cover 2 of the module's 8 devices: no axes "
+                "of a topology group them"),
+], ids=["axis-twice", "grouped-twice", "mesh-of-6", "groups-of-2"])
+def test_groups_that_are_not_the_module_s_say_so(tmp_path, groups, message):
+    code, out, err = run("hlo", _module(tmp_path, groups), "-t", "tpu-v5e:4x2")
+    assert (code, out, err) == (2, "", f"collectives: error: {message}\n")
+
+
+def test_too_many_collectives_are_refused_in_one_line(tmp_path):
+    from collectives_lib.hlo.parse import MAX_COLLECTIVES
+    n = MAX_COLLECTIVES + 1
+    lines = [_AR.split("ENTRY")[0].replace("NUM", "8"),
+             "ENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8]{0} parameter(0)\n"]
+    lines += [f"  %ar.{i} = f32[8]{{0}} all-reduce(%p), channel_id={i + 1}, "
+              f"replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=%add\n"
+              for i in range(n)]
+    lines.append("  ROOT %r = f32[8]{0} copy(%p)\n}\n")
+    path = tmp_path / "many.txt"
+    path.write_text("".join(lines))
+    code, out, err = run("hlo", str(path), "-t", "tpu-v5e:4x2", "--json")
+    assert (code, out) == (2, "")
+    assert err == (f"collectives: error: HLO module m runs {n:,} collectives; at most "
+                   f"{MAX_COLLECTIVES:,} are read: pass a smaller module\n")
+
+
+def test_a_file_over_the_limit_is_refused_from_its_size(tmp_path):
+    # a regular file past 128 MiB is refused after its first 64 KiB, not read
+    import tracemalloc
+    from collectives_lib.hlo import MAX_BYTES, read_hlo
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.write(b"HloModule m, num_partitions=8\n")
+        f.truncate(MAX_BYTES + 1)                   # (sparse: no disk is written)
+    tracemalloc.start()
+    try:
+        with pytest.raises(cl.CollectivesError, match="is larger than 128 MiB"):
+            read_hlo(str(big))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak
+    code, out, err = run("hlo", str(big), "-t", "tpu-v5e:4x2")
+    assert (code, out) == (2, "") and err == (
+        f"collectives: error: {big} is larger than 128 MiB, the most an HLO module may "
+        f"be here: pass one module's dump\n")

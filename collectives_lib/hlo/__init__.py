@@ -59,8 +59,10 @@ The package, by concern: :mod:`.text` (brackets, shapes, instructions),
 :mod:`.ops` (opcodes and operand shapes), :mod:`.fold` (async chains and fusions
 into what runs), :mod:`.parse`
 (``parse_hlo``), :mod:`.mesh` (a program's mesh axes), :mod:`.timing`
-(``time_hlo``: every collective timed on a topology) and :mod:`.files`
-(reading a dump with a size limit).
+(``time_hlo``: every collective timed on a topology), :mod:`.files`
+(reading a dump with a size limit) and :mod:`.held` (the collector held while
+the records are made). The limits on what one module may hold are
+:mod:`.parse`'s ``MAX_*``; past one, it is refused in one line naming it.
 
 Introduced in the chapter *From your code to the wire*.
 """

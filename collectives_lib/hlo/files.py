@@ -1,13 +1,17 @@
 """Reading a module's text from a file or a stream, with a size limit.
 
-A dump is read in chunks of 1 MiB and refused, in one line, as soon as it
-passes :data:`MAX_BYTES` (so ``/dev/zero`` or an endless pipe costs at most
-that much memory), when its first 64 KiB hold no ``HloModule`` line (a large
-file that is not HLO costs one chunk), or when it is not UTF-8 text.
+A dump is read in chunks of 1 MiB into one buffer and refused, in one line, as
+soon as it passes :data:`MAX_BYTES` (so ``/dev/zero`` or an endless pipe costs
+at most that much memory; a regular file larger than that is refused from its
+size, after its first 64 KiB), when its first 64 KiB hold no ``HloModule`` line
+(a large file that is not HLO costs one chunk), or when it is not UTF-8 text.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import sys
 
 from ..errors import CollectivesError
@@ -31,27 +35,37 @@ def read_hlo(path: str, *, limit: int = MAX_BYTES) -> str:
         raise CollectivesError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _size(stream) -> int | None:
+    """The size of a regular file (None for a pipe, a device or a text stream)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
 def _read(stream, what: str, limit: int) -> str:
-    chunks: list[bytes] = []
-    total = 0
+    # one growing buffer and one decode: the peak is the bytes and the text once each;
+    # a regular file larger than the limit is refused before it is read (after its head)
+    size = _size(stream)
+    data = bytearray()
     head = b""
     while True:
-        chunk = stream.read(_CHUNK)
+        chunk = stream.read(HEAD_BYTES if size is not None and size > limit else _CHUNK)
         if not chunk:
             break
         if isinstance(chunk, str):            # a text stream (a notebook's, a test's)
             chunk = chunk.encode("utf-8", errors="surrogateescape")
-        total += len(chunk)
-        if total > limit:
-            raise CollectivesError(f"{what} is larger than {limit // 2**20} MiB, the most an HLO "
-                                   f"module may be here: pass one module's dump")
         if len(head) < HEAD_BYTES:
             head += chunk[:HEAD_BYTES - len(head)]
             if len(head) >= HEAD_BYTES and b"HloModule " not in head:
-                raise CollectivesError(f"{what} is not HLO text: no 'HloModule' line in its first "
-                                       f"{HEAD_BYTES // 2**10} KiB")
-        chunks.append(chunk)
-    data = b"".join(chunks)
+                raise CollectivesError(f"{what} is not HLO text: no 'HloModule' line "
+                                       f"in its first {HEAD_BYTES // 2**10} KiB")
+        if len(data) + len(chunk) > limit or size is not None and size > limit:
+            raise CollectivesError(f"{what} is larger than {limit // 2**20} MiB, the "
+                                   f"most an HLO module may be here: pass one module's "
+                                   f"dump")
+        data += chunk
     if b"\x00" in head:
         raise CollectivesError(f"{what} is not text (it holds NUL bytes): not an HLO dump")
     try:

@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import re
 
+from ..errors import CollectivesError
 from .ops import family, operand_shapes, shape_of
 from .records import HloCollective
-from .text import Instr, leaves
+from .text import Instr, clip, leaves
 
 _TARGET = re.compile(r'custom_call_target="([^"]+)"')
 _COMPUTE = ("convolution", "dot")
 
 
 def _calls(ins: Instr) -> str:
-    return ins.attrs.get("calls", "").lstrip("%")
+    return ins.calls()
 
 
 class _Finder:
@@ -59,6 +60,7 @@ class _Finder:
             if family(ins.opcode) is not None and not ins.opcode.endswith("-done"):
                 self.inner.setdefault(ins.computation, []).append(ins)
         self.out: list[HloCollective] = []
+        self.beyond = 0                     # collectives past the most read: counted
         self.notes: list[str] = []
 
     # -- helpers ---------------------------------------------------------------
@@ -103,6 +105,11 @@ class _Finder:
             if comp in self.fused or comp in self.wrapped:
                 continue
             self.walk(comp, body)
+        if self.beyond:
+            raise CollectivesError(
+                f"HLO module {clip(self.m.name, 40)} runs "
+                f"{len(self.out) + self.beyond:,} collectives; at most "
+                f"{self.ctx.max_collectives:,} are read: pass a smaller module")
         return self.out, self.notes
 
     def walk(self, comp: str, body: list[Instr]) -> None:
@@ -205,6 +212,10 @@ class _Finder:
         if rec.get("done"):
             return
         rec["done"] = True
+        limit = self.ctx.max_collectives
+        if limit is not None and len(self.out) >= limit:
+            self.beyond += 1                # (the records are the walk's costly part)
+            return
         fields = {k: v for k, v in rec.items() if k not in ("target", "done", "overlaps", "folded")}
         self.out.append(self.ctx.record(rec["target"], folded=tuple(rec["folded"]),
                                         overlaps=tuple(dict.fromkeys(rec["overlaps"])), **fields))

@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .text import Bad, clip, ints, match, split_top
+from .text import Bad, clip, ints, match, number, split_top
 
 #: The most devices a module's groups may name (2**20, far above any machine built).
 MAX_DEVICES = 1 << 20
@@ -58,9 +58,12 @@ def _mesh_axes(value: str, end: int, what: str) -> tuple[list[str], list[int]]:
         m = re.fullmatch(r"'?([^'=]+)'?\s*=\s*(\d+)", part)
         if not m:
             raise Bad(f"{what}: mesh axis {part!r} is not name=size")
-        axes.append((m.group(1), int(m.group(2))))
+        axes.append((m.group(1), number(m.group(2), f"{what}: mesh axis size")))
     names = [a for a, _ in axes]
     sizes = [s for _, s in axes]
+    twice = next((a for i, a in enumerate(names) if a in names[:i]), None)
+    if twice is not None:
+        raise Bad(f"{what}: the mesh names axis {clip(twice, 40)!r} twice")
     _sizes(sizes, what)
     return names, sizes
 
@@ -109,8 +112,10 @@ def mesh_groups(value: str) -> np.ndarray:
         if not m or m.group(1) not in names:
             raise Bad(f"{what}: {part} is not an axis of the mesh ({', '.join(names)})")
         i = names.index(m.group(1))
-        pre = int(m.group(2)) if m.group(2) else None
-        size = int(m.group(3)) if m.group(3) else None
+        pre = number(m.group(2), what) if m.group(2) else None
+        size = number(m.group(3), what) if m.group(3) else None
+        if pre is None and any(p is None for _, p, _ in refs.get(i, ())):
+            raise Bad(f"{what}: axis {names[i]} is listed twice in the groups")
         if pre is not None and (pre < 1 or size < 2 or sizes[i] % (pre * size)):
             raise Bad(f"{what}: sub-axis {part} does not divide axis {names[i]} "
                       f"of size {sizes[i]}")
@@ -166,14 +171,15 @@ def groups(value: str, participants: int) -> np.ndarray:
         inner = value[1:-1].strip() if value.endswith("}") else None
         if inner == "":
             return np.arange(participants)[None, :]
-        rows = []
-        if inner is not None:
+        rows = _explicit(inner) if inner is not None else None
+        if rows is None and inner is not None:
+            rows = []
             for part in split_top(inner):
                 m = _GROUP.fullmatch(part)
                 if not m:
                     rows = None
                     break
-                rows.append(ints(m.group(1)))
+                rows.append(_ids(m.group(1), value))
         if not rows:
             raise Bad(f"replica_groups {clip(value)!r} is not a list of groups like "
                       "{{0,1},{2,3}}")
@@ -197,12 +203,43 @@ def groups(value: str, participants: int) -> np.ndarray:
               "{{0,1},{2,3}}, [2,4]<=[8] or mesh['x'=4] {'x'}")
 
 
+_PLAIN = re.compile(r"[\d,\s{}]*")
+_BETWEEN = re.compile(r"\}\s*,\s*\{")
+
+
+def _explicit(inner: str) -> list[list[int]] | None:
+    """``{0,1},{2,3}`` as rows of ids, read in C where it can be (a group of a million
+    devices is 7 MB of text); None when it is not that plain (then read part by part,
+    which says what is wrong)."""
+    if not (inner.startswith("{") and inner.endswith("}")):
+        return None
+    if not _PLAIN.fullmatch(inner):
+        return None
+    rows = []
+    for part in _BETWEEN.split(inner[1:-1]):
+        if "{" in part or "}" in part:
+            return None
+        try:
+            rows.append(list(map(int, part.split(","))))
+        except ValueError:                     # an empty id, or one of 4,300 digits
+            return None
+    return rows
+
+
+def _ids(text: str, value: str) -> list[int]:
+    if any(len(v.strip()) > 19 for v in text.split(",")):
+        raise Bad(f"replica_groups {clip(value)!r} names a device beyond "
+                  f"{MAX_DEVICES:,}")
+    return ints(text)
+
+
 def pairs(value: str) -> list[tuple[int, int]]:
     """``source_target_pairs={{0,1},{1,0}}`` as a list of pairs."""
     found = _PAIR.findall(value)
     if not found or _PAIR.sub("", value).strip(" ,{}\t"):
         raise Bad(f"source_target_pairs {clip(value)!r} is not a list like {{{{0,1}},{{1,0}}}}")
-    out = [(int(s), int(t)) for s, t in found]
+    out = [(number(s, "source_target_pairs id"), number(t, "source_target_pairs id"))
+           for s, t in found]
     if max(max(p) for p in out) >= MAX_DEVICES:      # (Python ints: no overflow)
         raise Bad(f"source_target_pairs {clip(value)!r} name a device beyond {MAX_DEVICES:,}")
     return out
@@ -231,10 +268,34 @@ def expand_pairs(found, mode: str, P: int, R: int):
             yield from ((s * P + p, t * P + p) for s, t in found)
 
 
-def format_groups(groups, limit: int = 8) -> str:
-    """Groups as HLO writes them, the first ``limit`` of them: ``{{0,1},{2,3}}``."""
-    groups = list(groups)
-    parts = ["{" + ",".join(map(str, g)) + "}" for g in groups[:limit]]
-    if len(groups) > limit:
-        parts.append(f"... {len(groups) - limit} more")
+def format_groups(groups, limit: int = 8, width: int = 40) -> str:
+    """Groups as HLO writes them, cut short for a message: at most ``limit`` groups
+    and about ``width`` characters, a long group to its first ids and a count.
+
+    >>> format_groups([[0, 1], [2, 3]])
+    '{{0,1},{2,3}}'
+    >>> format_groups([list(range(1024)), list(range(1024, 2048))])
+    '{{0,1,2,3,... 1,020 more},... 1 more}'
+    >>> format_groups([[i] for i in range(100)])
+    '{{0},{1},{2},{3},{4},{5},{6},{7},... 92 more}'
+    """
+    groups = groups if hasattr(groups, "__len__") else list(groups)
+    parts: list[str] = []
+    used = 2
+    for g in groups:
+        if len(parts) >= limit or used >= width:
+            break
+        shown = limit if len(g) <= limit else limit // 2
+        ids = [str(v) for _, v in zip(range(shown), g)]
+        room = max(8, width - used)
+        while len(ids) > 1 and sum(map(len, ids)) + len(ids) > room:
+            ids.pop()
+        part = "{" + ",".join(ids)
+        if len(g) > len(ids):
+            part += f",... {len(g) - len(ids):,} more"
+            used = width                       # (after a group cut short, no other)
+        parts.append(part + "}")
+        used += len(parts[-1]) + 1
+    if len(groups) > len(parts):
+        parts.append(f"... {len(groups) - len(parts):,} more")
     return "{" + ",".join(parts) + "}"

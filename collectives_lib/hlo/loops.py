@@ -20,10 +20,17 @@ import re
 
 from .text import Bad, Instr
 
-_KNOWN = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+_KNOWN = re.compile(r'"known_trip_count":\{"n":"(\d{1,19})"\}')
 _FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
 #: Most trips a loop may be read to make (beyond it the count is not believed).
 MAX_TRIPS = 1 << 40
+
+
+def _get(by_name, name: str, near: Instr) -> Instr | None:
+    """The instruction ``name``, looked for from ``near`` on (the reader's names search
+    the text back from the instruction that names an operand)."""
+    find = getattr(by_name, "find", None)
+    return find(name, near) if find is not None else by_name.get(name)
 
 
 def _through(ins: Instr | None, by_name) -> Instr | None:
@@ -31,7 +38,7 @@ def _through(ins: Instr | None, by_name) -> Instr | None:
     seen = 0
     while ins is not None and ins.opcode in ("copy", "bitcast", "convert", "reshape") and seen < 64:
         names = ins.operand_names()
-        ins = by_name.get(names[0]) if names else None
+        ins = _get(by_name, names[0], ins) if names else None
         seen += 1
     return ins
 
@@ -40,7 +47,7 @@ def _constant(ins: Instr | None, by_name) -> int | None:
     ins = _through(ins, by_name)
     if ins is None or ins.opcode != "constant":
         return None
-    m = re.search(r"constant\((-?\d+)\)", ins.rest)
+    m = re.search(r"constant\((-?\d{1,19})\)", ins.rest)
     return int(m.group(1)) if m else None
 
 
@@ -52,7 +59,7 @@ def _element(ins: Instr | None, by_name, param: str) -> int | None:
     names = ins.operand_names()
     if not names or names[0] != param:
         return None
-    m = re.fullmatch(r"\d+", ins.attrs.get("index", ""))
+    m = re.fullmatch(r"\d{1,19}", ins.attrs.get("index", ""))
     return int(m.group(0)) if m else None
 
 
@@ -61,41 +68,64 @@ def _param(body: list[Instr]) -> str | None:
     return params[0].name if len(params) == 1 else None
 
 
-def trip_count(loop: Instr, comps: dict[str, list[Instr]], by_name) -> int | None:
-    """Trips of one ``while`` (None: not readable from the text)."""
+def trip_count(loop: Instr, comps: dict[str, list[Instr]], by_name,
+               memo: dict | None = None) -> int | None:
+    """Trips of one ``while`` (None: not readable from the text). ``memo`` keeps what
+    a condition and a body say, for the other loops that share them."""
     m = _KNOWN.search(loop.rest)
     if m:
         return int(m.group(1))
     try:
-        return _shaped_trips(loop, comps, by_name)
+        return _shaped_trips(loop, comps, by_name, {} if memo is None else memo)
     except Bad:
         return None
 
 
-def _shaped_trips(loop: Instr, comps, by_name) -> int | None:
-    cond = comps.get(loop.attrs.get("condition", "").lstrip("%"))
-    body = comps.get(loop.attrs.get("body", "").lstrip("%"))
+def _shaped_trips(loop: Instr, comps, by_name, memo: dict) -> int | None:
+    cond_name = loop.attrs.get("condition", "").lstrip("%")
+    body_name = loop.attrs.get("body", "").lstrip("%")
+    cond, body = comps.get(cond_name), comps.get(body_name)
     if not cond or not body:
         return None
+    key = ("condition", cond_name)
+    if key not in memo:
+        memo[key] = None
+        memo[key] = _condition(cond, by_name)
+    if memo[key] is None:
+        return None
+    index, bound, direction = memo[key]
+    names = loop.operand_names()
+    init_tuple = _get(by_name, names[0], loop) if names else None
+    if (init_tuple is None or init_tuple.opcode != "tuple"
+            or index >= len(init_tuple.operands)):
+        return None
+    first = _get(by_name, init_tuple.operand_names()[index], init_tuple)
+    start = _constant(first, by_name)
+    key = ("body", body_name, index)
+    if key not in memo:
+        memo[key] = None
+        memo[key] = _step(body, by_name, index)
+    step = memo[key]
+    if start is None or step is None:
+        return None
+    return _count(start, bound, step, direction)
+
+
+def _condition(cond: list[Instr], by_name) -> tuple[int, int, str] | None:
+    """(tuple index, bound, direction) of a loop condition that compares one element
+    of the loop state with a constant."""
     root = next((i for i in cond if i.root), cond[-1])
     if root.opcode != "compare":
         return None
     direction = root.attrs.get("direction", "")
-    a, b = (by_name.get(n) for n in root.operand_names()[:2])
+    a, b = (_get(by_name, n, root) for n in root.operand_names()[:2])
     param = _param(cond)
     index, bound = _element(a, by_name, param), _constant(b, by_name)
     if index is None:
         index, bound, direction = _element(b, by_name, param), _constant(a, by_name), _FLIP.get(direction, "")
     if index is None or bound is None:
         return None
-    init_tuple = by_name.get(loop.operand_names()[0]) if loop.operand_names() else None
-    if init_tuple is None or init_tuple.opcode != "tuple" or index >= len(init_tuple.operands):
-        return None
-    start = _constant(by_name.get(init_tuple.operand_names()[index]), by_name)
-    step = _step(body, by_name, index)
-    if start is None or step is None:
-        return None
-    return _count(start, bound, step, direction)
+    return index, bound, direction
 
 
 def _step(body: list[Instr], by_name, index: int) -> int | None:
@@ -103,10 +133,10 @@ def _step(body: list[Instr], by_name, index: int) -> int | None:
     param = _param(body)
     if root.opcode != "tuple" or index >= len(root.operands) or param is None:
         return None
-    nxt = _through(by_name.get(root.operand_names()[index]), by_name)
+    nxt = _through(_get(by_name, root.operand_names()[index], root), by_name)
     if nxt is None or nxt.opcode not in ("add", "subtract"):
         return None
-    x, y = (by_name.get(n) for n in nxt.operand_names()[:2])
+    x, y = (_get(by_name, n, nxt) for n in nxt.operand_names()[:2])
     sign = 1 if nxt.opcode == "add" else -1
     if _element(x, by_name, param) == index and _constant(y, by_name) is not None:
         return sign * _constant(y, by_name)
@@ -134,6 +164,7 @@ def _count(start: int, bound: int, step: int, direction: str) -> int | None:
 def repeats(comps: dict[str, list[Instr]], entry: str, by_name) -> dict[str, int | None]:
     """How many times one run executes each computation (None: unknown)."""
     callers: dict[str, list[tuple[str, int | None]]] = {}
+    memo: dict = {}
     for comp, body in comps.items():
         for ins in body:
             rest = ins.rest
@@ -141,8 +172,14 @@ def repeats(comps: dict[str, list[Instr]], entry: str, by_name) -> dict[str, int
                                                        and "_computation" not in rest
                                                        and "condition=" not in rest):
                 continue                  # (a reduction's to_apply runs no collective)
-            trip = trip_count(ins, comps, by_name) if ins.opcode == "while" else None
-            for key, callee in ins.callees():
+            trip = (trip_count(ins, comps, by_name, memo) if ins.opcode == "while"
+                    else None)
+            if ins.opcode == "fusion":      # (most callers: attributes the walk reads)
+                fused = ins.calls()
+                found = [("calls", fused)] if fused else []
+            else:
+                found = ins.callees()
+            for key, callee in found:
                 if key == "body":
                     mult = trip
                 elif key == "condition":

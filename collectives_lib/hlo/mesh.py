@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import CollectivesError
 from .groups import format_groups
+from .text import clip, short_errors
 from .records import HloCollective
 
 #: Sub-axes searched at most (beyond, a group that is no whole axis is refused).
@@ -50,12 +51,13 @@ def resolve_mesh(mesh, devices=None) -> tuple[list[str], np.ndarray, str]:
     if not isinstance(mesh, Mapping) or not mesh:
         raise CollectivesError(
             f"mesh must map axis names to sizes, like {{'x': 4, 'y': 2}} or 'x=4,y=2'; "
-            f"got {mesh!r}")
+            f"got {clip(repr(mesh))}")
     names = [str(a) for a in mesh]
     sizes = []
     for a, s in mesh.items():
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise CollectivesError(f"mesh axis {a!r} must have a whole size >= 1, got {s!r}")
+            raise CollectivesError(f"mesh axis {clip(repr(a), 40)} must have a whole "
+                                   f"size >= 1, got {clip(repr(s), 40)}")
         sizes.append(int(s))
     desc = ",".join(f"{a}={s}" for a, s in zip(names, sizes))
     n = int(np.prod(sizes, dtype=object))
@@ -71,7 +73,7 @@ def resolve_mesh(mesh, devices=None) -> tuple[list[str], np.ndarray, str]:
             f"devices must hold each device id 0..{n - 1} once, got {ids.ravel().tolist()[:16]}")
     ids = ids.astype(np.int64)
     if not np.array_equal(ids.ravel(), np.arange(n)):
-        desc += f" (devices {ids.tolist()})"
+        desc += f" (devices {clip(str(ids.tolist()), 40)})"
     return names, ids, desc
 
 
@@ -85,6 +87,7 @@ def mesh_sizes(mesh) -> dict[str, int]:
     return dict(zip(names, (int(s) for s in ids.shape)))
 
 
+@short_errors()
 def mesh_axes(groups, mesh, *, devices=None) -> tuple[str, ...]:
     """Which axes of ``mesh`` the replica groups span.
 
@@ -124,8 +127,8 @@ def mesh_axes(groups, mesh, *, devices=None) -> tuple[str, ...]:
     try:
         key = tuple(tuple(int(v) for v in g) for g in groups)
     except (TypeError, ValueError):
-        raise CollectivesError(
-            f"replica groups must be lists of device ids, got {groups!r}") from None
+        raise CollectivesError(f"replica groups must be lists of device ids, got "
+                               f"{clip(repr(groups))}") from None
     return _axes(key, tuple(names), tuple(ids.shape), ids.tobytes(), desc)
 
 
@@ -135,7 +138,7 @@ def _axes(groups, names, shape, ids_bytes, desc) -> tuple[str, ...]:
     n = ids.size
     if not groups or not all(groups):
         raise CollectivesError(f"replica groups must be non-empty lists of device ids, got "
-                               f"{list(map(list, groups))!r}")
+                               f"{format_groups(groups)}")
     text = format_groups(groups)
     covered = sorted(v for g in groups for v in g)
     if len(set(covered)) != len(covered):

@@ -40,10 +40,18 @@ def operand_shapes(ins: Instr, by_name: dict[str, Instr]):
         ref = tokens[-1].lstrip("%")
         if len(tokens) > 1:
             shapes.extend(leaves(shape_of(" ".join(tokens[:-1]))))
-        elif ref in by_name:
-            shapes.extend(leaves(shape_of(by_name[ref].shape)))
         else:
-            raise Bad(f"operand %{clip(ref)} is not defined in the module")
+            found = _lookup(by_name, ref, ins)
+            if found is None:
+                raise Bad(f"operand %{clip(ref)} is not defined in the module")
+            shapes.extend(leaves(shape_of(found.shape)))
     if not shapes:
         raise Bad("no operands")
     return tuple(shapes)
+
+
+def _lookup(by_name, name: str, near: Instr):
+    """``by_name[name]``, searched for back from ``near`` (where HLO defines operands)
+    when ``by_name`` is the reader's :class:`~.parse.Names`; None if there is none."""
+    find = getattr(by_name, "find", None)
+    return find(name, near) if find is not None else by_name.get(name)

@@ -9,6 +9,7 @@ compilers write into what runs (async chains, TPU collective fusions);
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -16,13 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CollectivesError
-from ..bulk import make, paused_gc
+from ..bulk import make
+from .held import paused_gc
 from . import fold
 from .ops import UNSUPPORTED, family, operand_shapes, shape_of
 from .groups import MAX_DEVICES, expand_groups, expand_pairs, groups as parse_groups, pairs as parse_pairs
 from .loops import repeats as count_repeats
 from .records import KINDS, HloCollective, HloModule
-from .text import COMPUTATION, HEAD, LINE, Bad, Instr, clip, leaves
+from .text import (COMPUTATION, HEAD, LINE, Bad, Instr, clip, leaves, scan_budget,
+                   short_errors)
 
 # Ops with a use_global_device_ids attribute (the others are cross-partition
 # when they have a channel_id and cross-replica when not).
@@ -30,40 +33,188 @@ _HAS_GLOBAL_IDS = ("all-gather", "reduce-scatter", "all-reduce")
 _COMMENT = re.compile(r"/\*.*?\*/")
 
 
+def _uncomment(line: str) -> str:
+    """``line`` without its ``/* ... */`` comments, in one pass: an opening ``/*``
+    after the last ``*/`` closes nothing and is left (a regular expression would look
+    for its end from each of them, a line's length every time)."""
+    last = line.rfind("*/")
+    if last < 0:
+        return line
+    return _COMMENT.sub("", line[:last + 2]) + line[last + 2:]
+
+
 #: Opcodes the reader walks (with collectives, async ops and every computation's root);
-#: the others are kept as text and made instructions only when an operand is looked up.
+#: the other instructions are left in the text, found when an operand is looked up.
 WALKED = frozenset({"fusion", "while", "call", "conditional", "get-tuple-element", "tuple",
                     "parameter", "convolution", "dot", "custom-call"})
 _COLLECTIVE_PREFIXES = ("all-", "reduce-scatter", "collective-", "ragged-", "async-")
 
+#: The most instructions a module may hold (a dump of a large model holds a few
+#: hundred thousand; 2,000,000 are read in about a second).
+MAX_INSTRUCTIONS = 2_000_000
+#: The most lines read in full: instructions the reader walks (:data:`WALKED`,
+#: collectives, roots), computation headers, brackets and lines it cannot skip.
+MAX_READ = 150_000
+#: The most collectives a module may run, counted as they run (an async chain once).
+MAX_COLLECTIVES = 20_000
+#: The most ``/* comments */`` a module may hold (XLA writes one every five elements
+#: of a long tuple: ``/*index=5*/``).
+MAX_COMMENTS = 1_000_000
+#: The most loops (``while``) a module may hold (a model's has a few dozen; each has its
+#: trip count read from the loop's shape).
+MAX_LOOPS = 10_000
+#: The most lines naming ``HloModule`` looked at for the one that starts with it.
+_HEADER_LINES = 10_000
+
+# The cheap pass's one scan (in C): from a line's first "=", "R", bracket or parenthesis
+# to its end (every other line is jumped over). An instruction whose shape is one array
+# (f32[8]{0}) and whose opcode the reader does not walk is told by group 2 and left
+# unread; group 1 is a walked opcode; anything else (no group) is read in full.
+_ARRAY_SHAPE = r"[a-z][a-z0-9]*\[[^\]\s]*\](?:\{[^}\s]*\})?"
+_WALKED_OPCODE = (r"fusion|while|call|conditional|get-tuple-element|tuple|parameter"
+                  r"|convolution|dot|custom-call"
+                  r"|(?:all-|reduce-scatter|collective-|ragged-|async-)[a-z0-9\-]*")
+_SCAN = re.compile(
+    rf"=[ \t]*+(?:{_ARRAY_SHAPE}[ \t]++(?:({_WALKED_OPCODE})|([a-z][a-z0-9\-]*))\()?"
+    r"[^\n]*|R[^\n]*|\{[^\n]*|\}[^\n]*|\([^\n]*")
+# The name before "=" on an instruction's line (ROOT lines are read in full)
+_NAME_ONLY = re.compile(r"[ \t]*%?([A-Za-z_][\w.\-]*)[ \t]*")
+# The line breaks str.splitlines knows besides "\n" and "\r"
+_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e"
+_WIDE_BREAKS = "\x85\u2028\u2029"
+
+
+#: What the searches for instructions left in the text may scan, in all: this many times
+#: the text's length and this many characters more (past it, the text is indexed once).
+_SEARCH_BUDGET, _SEARCH_SLACK = 4, 2**20
+
 
 class Names(dict):
-    """Every instruction by name: those walked are :class:`Instr` already, the rest
-    ``(opcode, line, computation, rest)`` until first looked up."""
+    """Every instruction by name: those walked are :class:`Instr` already; the others
+    are found in the text when first looked up, by a search (in C) back from the
+    instruction that names them (``near``), where HLO defines its operands.
 
-    def __init__(self, walked: dict, other: dict):
+    The searches are budgeted (:data:`_SEARCH_BUDGET`): past four times the text's
+    length scanned, the text's instructions are indexed once and looked up there."""
+
+    def __init__(self, walked: dict, other: dict, text: str, spans: list):
         super().__init__(walked)
-        self._other = other
+        self._other = other                    # read in full, not walked: (opcode, ...)
+        self._text = text
+        self._spans = spans                    # [start, end, computation], in order
+        self._starts = [start for start, _, _ in spans]
+        self._budget = _SEARCH_BUDGET * len(text) + _SEARCH_SLACK
+        self._index: dict[str, int] | None = None
+        self._missing: set[str] = set()
+        self._marks: list[int] | None = None
 
-    def _make(self, name):
-        opcode, line, comp, rest = self._other.pop(name)
-        ins = Instr(name, opcode, line, comp, False, rest)
+    def get(self, name, default=None):
+        found = self.find(name)
+        return default if found is None else found
+
+    def find(self, name, near: Instr | None = None) -> Instr | None:
+        """The instruction ``name``, looked for back from ``near`` (None: the end)."""
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        if name in self._other:
+            opcode, line, comp, rest, at = self._other.pop(name)
+            ins = Instr(name, opcode, line, comp, False, rest, at)
+        elif not isinstance(name, str) or not name or name in self._missing:
+            return None
+        else:
+            before = len(self._text) if near is None or near.at < 0 else near.at
+            ins = self._find(name, before)
+            if ins is None:
+                self._missing.add(name)
+                return None
         dict.__setitem__(self, name, ins)
         return ins
 
-    def get(self, name, default=None):
-        if dict.__contains__(self, name):
-            return dict.__getitem__(self, name)
-        return self._make(name) if name in self._other else default
-
     def __contains__(self, name) -> bool:
-        return dict.__contains__(self, name) or name in self._other
+        return self.get(name) is not None
 
     def __getitem__(self, name):
         ins = self.get(name)
         if ins is None:
             raise KeyError(name)
         return ins
+
+    # -- finding an instruction the cheap pass left in the text -------------------
+    def _find(self, name: str, before: int) -> Instr | None:
+        text = self._text
+        if self._index is None and self._budget > 0:
+            key = name + " = "
+            end = before                                   # back from the user, then on
+            while self._budget > 0:
+                h = text.rfind(key, 0, end)
+                self._budget -= end - (h if h >= 0 else 0)
+                if h < 0:
+                    break
+                ins = self._at(name, h)
+                if ins is not None:
+                    return ins
+                end = h
+            start = before
+            while self._budget > 0:
+                h = text.find(key, start)
+                self._budget -= (h if h >= 0 else len(text)) - start
+                if h < 0:
+                    break
+                ins = self._at(name, h)
+                if ins is not None:
+                    return ins
+                start = h + 1
+            if self._budget > 0:                       # written without spaces: name=
+                self._budget -= len(text)
+                for m in re.finditer(re.escape(name) + r"[ \t]*=", text):
+                    self._budget -= 4096               # (a line read for each)
+                    ins = self._at(name, m.start())
+                    if ins is not None or self._budget <= 0:
+                        return ins
+                return None
+        if self._index is None:
+            self._index = self._build_index()
+        at = self._index.get(name)
+        return None if at is None else self._at(name, at, line_start=True)
+
+    def _at(self, name: str, h: int, line_start: bool = False) -> Instr | None:
+        """The instruction ``name`` defined on the line through offset ``h``, if so."""
+        text = self._text
+        start = h if line_start else text.rfind("\n", 0, h) + 1
+        end = text.find("\n", h)
+        raw = text[start:len(text) if end < 0 else end]
+        if "/*" in raw:
+            raw = _uncomment(raw)
+        m = LINE.match(raw.strip())
+        if not m or m.group(2) != name:
+            return None
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i < 0 or start >= self._spans[i][1]:
+            return None                        # not inside a computation: not read
+        return Instr(name, m.group(4), self._line(start), self._spans[i][2],
+                     bool(m.group(1)), m.group(3), start)
+
+    def _line(self, offset: int) -> int:
+        """The 1-based line at ``offset`` (newlines counted once, per 4 KiB, in C)."""
+        text = self._text
+        if self._marks is None:
+            marks = [0]
+            for k in range(0, len(text), 2**12):
+                marks.append(marks[-1] + text.count("\n", k, k + 2**12))
+            self._marks = marks
+        k = offset >> 12
+        return self._marks[k] + text.count("\n", k << 12, offset) + 1
+
+    def _build_index(self) -> dict[str, int]:
+        """Line start of every instruction the cheap pass left unread (read once)."""
+        text, out = self._text, {}
+        for m in _SCAN.finditer(text):
+            if m.lastindex == 2:
+                start = text.rfind("\n", 0, m.start()) + 1
+                head = text[start:m.start()].split()
+                if head:
+                    out[head[-1].lstrip("%")] = start
+        return out
 
 
 @dataclass
@@ -84,64 +235,177 @@ class Module:
                 for c, body in self.comps.items()}
 
 
-def _header(lines: list[str]) -> int:
-    headers = [i for i, ln in enumerate(lines) if "HloModule " in ln and ln.lstrip().startswith("HloModule ")]
-    if not headers:
-        start = " ".join(" ".join(lines[:20]).split())
-        raise CollectivesError(
-            "not HLO text: the text is empty" if not start else
-            f"not HLO text: no 'HloModule' line (the text starts {clip(start, 40)!r})")
-    if len(headers) > 1:
-        where = ", ".join(str(i + 1) for i in headers[:8]) + (", ..." if len(headers) > 8 else "")
-        raise CollectivesError(
-            f"the text holds {len(headers)} HLO modules (lines {where}); pass one module at a time")
-    return headers[0]
+def _one_break(text: str) -> str:
+    """``text`` with every line break ``str.splitlines`` knows written as ``"\\n"`` (a
+    CRLF file, a form feed), so that lines are numbered as they always were; each check
+    is a scan in C, and the text is copied only when it holds one."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    odd = _ODD_BREAKS if text.isascii() else _ODD_BREAKS + _WIDE_BREAKS
+    if any(ch in text for ch in odd):
+        text = text.translate({ord(ch): "\n" for ch in odd})
+    return text
 
 
-def read_module(text: str) -> Module:
-    """Computations and instructions of one module's text (cheap pass)."""
-    lines = text.splitlines()
-    first = _header(lines)
-    header = lines[first].strip()
+def _header(text: str) -> tuple[int, int]:
+    """(offset, 0-based line) of the text's one ``HloModule`` line. Only the lines that
+    hold ``"HloModule "`` are looked at (a scan in C finds them), at most
+    :data:`_HEADER_LINES` of them."""
+    found: list[int] = []
+    pos = looked = 0
+    while looked < _HEADER_LINES:
+        i = text.find("HloModule ", pos)
+        if i < 0:
+            break
+        nl = text.rfind("\n", pos, i)
+        start = pos if nl < 0 else nl + 1
+        if not text[start:i].strip():
+            found.append(start)
+        looked += 1
+        end = text.find("\n", i)
+        if end < 0:
+            break
+        pos = end + 1
+    if not found:
+        first = re.search(r"\S", text)
+        begin = "" if first is None else " ".join(
+            text[first.start():first.start() + 200].split())
+        if looked >= _HEADER_LINES:
+            raise CollectivesError(f"not HLO text: {looked:,} lines name 'HloModule' "
+                                   f"and none starts with it")
+        raise CollectivesError(
+            "not HLO text: the text is empty" if not begin else
+            f"not HLO text: no 'HloModule' line (the text starts {clip(begin, 40)!r})")
+    if len(found) > 1:
+        lines = [text.count("\n", 0, at) + 1 for at in found[:8]]
+        where = ", ".join(map(str, lines)) + (", ..." if len(found) > 8 else "")
+        many = f"{len(found)}" if looked < _HEADER_LINES else f"at least {len(found)}"
+        raise CollectivesError(f"the text holds {many} HLO modules (lines {where}); "
+                               f"pass one module at a time")
+    return found[0], text.count("\n", 0, found[0])
+
+
+def read_module(text: str, *, max_collectives: int | None = MAX_COLLECTIVES) -> Module:
+    """Computations and instructions of one module's text (the cheap pass).
+
+    One scan in C (:data:`_SCAN`) jumps over every line without ``=``, ``{``, ``}``,
+    ``(`` or ``R`` (blank lines, stray words) and tells the instructions the reader
+    does not walk (an ``add``, a ``copy``), which are left in the text until an
+    operand names them: nothing is made of either. The module is refused, in one
+    line and as the scan reaches it, past :data:`MAX_INSTRUCTIONS` instructions,
+    :data:`MAX_READ` lines read in full, :data:`MAX_LOOPS` loops,
+    :data:`MAX_COMMENTS` comments or four collective instructions (every copy a
+    fusion holds counted) per collective ``max_collectives`` allows."""
+    most = None if max_collectives is None else 4 * max_collectives
+    text = _one_break(text)
+    at, lineno = _header(text)
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    header = text[at:end].strip()
+    name = header.split()[1].rstrip(",") if len(header.split()) > 1 else "?"
     comps: dict[str, list[Instr]] = {}
+    spans: list[list] = []                 # [start, end, name] of each computation
     instrs: list[Instr] = []
     walked: dict[str, Instr] = {}
     other: dict[str, tuple] = {}
     entry = current = None
-    for i in range(first + 1, len(lines)):
-        raw = lines[i]
+    body: list[Instr] = []                 # the current computation's
+    pos, lineno = end + 1, lineno + 1      # the line that starts at pos, 0-based
+    seen = read = comments = 0
+    counts = [0, 0]                        # collective instructions, loops
+    for m in _SCAN.finditer(text, end):
+        seen += 1
+        if seen > MAX_INSTRUCTIONS:
+            raise CollectivesError(_too_many(
+                name, f"{MAX_INSTRUCTIONS:,} instructions, the most read here"))
+        if m.lastindex == 2 and text[m.end() - 1] not in "{ \t":
+            continue                       # an instruction the reader does not walk
+        read += 1
+        if read > MAX_READ:
+            raise CollectivesError(_too_many(
+                name, f"{MAX_READ:,} lines read in full (instructions the reader "
+                      f"walks, computations, brackets), the most read here"))
+        nl = text.rfind("\n", pos, m.start())
+        if nl < 0:
+            start = pos
+        else:
+            lineno += text.count("\n", pos, nl) + 1
+            start = nl + 1
+        pos = m.end() + 1
+        lineno += 1                  # (the next line's 0-based; this one's 1-based)
+        if m.lastindex == 1 and current is not None:
+            # a walked instruction of one array, as _SCAN read it: what LINE would find
+            h = _NAME_ONLY.fullmatch(text, start, m.start())
+            if h is not None and text.find("/*", start, m.end()) < 0:
+                opcode = m.group(1)
+                if opcode == "while" or family(opcode) is not None:
+                    counts[opcode == "while"] += not opcode.endswith("-done")
+                    _within(name, counts, most, max_collectives)
+                ins = Instr(h.group(1), opcode, lineno, current, False,
+                            text[m.start() + 1:m.end()].strip(), start)
+                body.append(ins)
+                instrs.append(ins)
+                walked[ins.name] = ins
+                continue
+        raw = text[start:m.end()]
         if "/*" in raw:
-            raw = _COMMENT.sub("", raw)
+            comments += raw.count("/*")
+            if comments > MAX_COMMENTS:
+                raise CollectivesError(_too_many(name,
+                                                 f"{MAX_COMMENTS:,} /* comments */"))
+            raw = _uncomment(raw)
         s = raw.strip()
         if not s or s.startswith("//"):
             continue
         if current is None:
-            m = COMPUTATION.match(s)
-            if m and not HEAD.match(s):
-                current = m.group(2)
-                comps[current] = []
-                if m.group(1):
+            # (a computation's line ends with "{": the expression, which backtracks
+            # over a long line, is tried on no other)
+            c = COMPUTATION.match(s) if s[-1] == "{" else None
+            if c and not HEAD.match(s):
+                current = c.group(2)
+                comps[current] = body = []
+                spans.append([m.end(), len(text), current])
+                if c.group(1):
                     entry = current
             continue
         if s == "}":
             current = None
+            spans[-1][1] = start
             continue
-        m = LINE.match(s)
-        if not m:
-            _not_an_instruction(s, i + 1)
+        i = LINE.match(s)
+        if not i:
+            _not_an_instruction(s, lineno)
             continue
-        opcode = m.group(4)
-        if m.group(1) or opcode in WALKED or opcode.startswith(_COLLECTIVE_PREFIXES):
-            ins = Instr(m.group(2), opcode, i + 1, current, bool(m.group(1)), m.group(3))
-            comps[current].append(ins)
+        opcode = i.group(4)
+        if i.group(1) or opcode in WALKED or opcode.startswith(_COLLECTIVE_PREFIXES):
+            if opcode == "while" or family(opcode) is not None:
+                counts[opcode == "while"] += not opcode.endswith("-done")
+                _within(name, counts, most, max_collectives)
+            ins = Instr(i.group(2), opcode, lineno, current, bool(i.group(1)),
+                        i.group(3), start)
+            body.append(ins)
             instrs.append(ins)
             walked[ins.name] = ins
         else:
-            other[m.group(2)] = (opcode, i + 1, current, m.group(3))
-    name = header.split()[1].rstrip(",") if len(header.split()) > 1 else "?"
+            other[i.group(2)] = (opcode, lineno, current, i.group(3), start)
     if entry is None:
-        raise CollectivesError(f"HLO module {name} has no ENTRY computation")
-    return Module(name, header, comps, entry, instrs, Names(walked, other))
+        raise CollectivesError(f"HLO module {clip(name, 40)} has no ENTRY computation")
+    return Module(name, header, comps, entry, instrs, Names(walked, other, text, spans))
+
+
+def _within(name: str, counts: list[int], most: int | None, max_collectives) -> None:
+    """Refuse the module once its collective instructions or its loops are too many."""
+    if most is not None and counts[0] > most:
+        raise CollectivesError(_too_many(
+            name, f"{most:,} collective instructions (async parts and fused "
+                  f"copies counted), four for each of the {max_collectives:,} "
+                  f"collectives read at most"))
+    if counts[1] > MAX_LOOPS:
+        raise CollectivesError(_too_many(name, f"{MAX_LOOPS:,} loops (while)"))
+
+
+def _too_many(name: str, what: str) -> str:
+    return f"HLO module {clip(name, 40)} holds more than {what}: pass a smaller module"
 
 
 def _not_an_instruction(s: str, line: int) -> None:
@@ -155,7 +419,7 @@ def _not_an_instruction(s: str, line: int) -> None:
 # parse_hlo
 # ---------------------------------------------------------------------------
 
-def parse_hlo(text) -> HloModule:
+def parse_hlo(text, *, max_collectives: int | None = MAX_COLLECTIVES) -> HloModule:
     """Every collective in one HLO module's text, as the devices run it, in the
     order the text lists them.
 
@@ -165,7 +429,11 @@ def parse_hlo(text) -> HloModule:
     its start; a TPU reduce-scatter fusion (an all-reduce sliced inside a
     ``kCustom`` fusion) is one reduce-scatter; a loop's body counts its trips.
     Raises :class:`~collectives_lib.errors.CollectivesError` with the line and
-    the instruction when the text is not HLO or a collective in it is malformed.
+    the instruction when the text is not HLO or a collective in it is malformed, and
+    in one line when the module is larger than the reader reads: more than
+    ``max_collectives`` collectives (:data:`MAX_COLLECTIVES`; None: no limit, but
+    :data:`MAX_INSTRUCTIONS` and :data:`MAX_READ` still hold). Every message is at
+    most :data:`~.text.MAX_MESSAGE` characters (long group lists are cut short).
 
     >>> m = parse_hlo('''HloModule m, num_partitions=4
     ... ENTRY %main (p: bf16[8]) -> bf16[8] {
@@ -186,18 +454,24 @@ def parse_hlo(text) -> HloModule:
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise CollectivesError(f"parse_hlo takes HLO text (a str), got {type(text).__name__}")
-    with paused_gc():          # a module of many instructions is many objects, in no cycle
-        return _parse(text)
+    if max_collectives is not None and (isinstance(max_collectives, bool) or
+                                        not isinstance(max_collectives, int)
+                                        or max_collectives < 0):
+        raise CollectivesError(f"max_collectives must be a whole number >= 0 or None, "
+                               f"got {clip(repr(max_collectives))}")
+    # many objects, in no cycle; messages of one line; brackets walked within a budget
+    with paused_gc(), short_errors(), scan_budget():
+        return _parse(text, max_collectives)
 
 
-def _parse(text: str) -> HloModule:
-    module = read_module(text)
+def _parse(text: str, max_collectives: int | None) -> HloModule:
+    module = read_module(text, max_collectives=max_collectives)
     partitions, replicas = _devices(module)
     try:
         rep = count_repeats(module.comps, module.entry, module.by_name)
     except Bad as err:
         raise CollectivesError(str(err) if err.located else f"malformed text: {err}") from None
-    ctx = Context(module, partitions, replicas, rep)
+    ctx = Context(module, partitions, replicas, rep, max_collectives)
     try:
         found, notes = fold.collectives(module, ctx)
     except Bad as err:            # an instruction the walk had to read is malformed
@@ -210,9 +484,10 @@ def _devices(module: Module) -> tuple[int, int]:
     header = module.header
     parts = re.search(r"\bnum_partitions=(\d+)", header)
     reps = re.search(r"\breplica_count=(\d+)", header)
-    replica_count = int(reps.group(1)) if reps else 1
+    # (a count of 20 digits or more stands for "too many": Python reads no 4,300)
+    replica_count = min(int(reps.group(1)[:20]), 10**19) if reps else 1
     if parts:
-        num_partitions = int(parts.group(1))
+        num_partitions = min(int(parts.group(1)[:20]), 10**19)
     elif reps:
         num_partitions = 1
     else:
@@ -250,6 +525,7 @@ class Context:
     partitions: int
     replicas: int
     repeats: dict[str, int | None]
+    max_collectives: int | None = MAX_COLLECTIVES
 
     def record(self, target: Instr, *, name: str, opcode: str, line: int, computation: str,
                results=None, operands=None, base: str | None = None, **extra) -> HloCollective:
@@ -320,7 +596,7 @@ def _record(ctx: Context, target: Instr, name, opcode, line, computation, result
 
 def _mode(attrs, base) -> tuple[int | None, str]:
     channel = attrs.get("channel_id")
-    if channel is not None and not channel.isdigit():
+    if channel is not None and (not channel.isdigit() or len(channel) > 19):
         raise Bad(f"channel_id {clip(channel)!r} is not a whole number")
     channel_id = int(channel) if channel is not None else None
     use_global = attrs.get("use_global_device_ids", "false") == "true"
@@ -357,11 +633,15 @@ def _groups(value: str, mode: str, P: int, R: int) -> tuple[tuple[int, ...], ...
     raw = parse_groups(value, written)
     if raw.size == 0:
         raise Bad(f"replica_groups {clip(value)!r} list no device")
+    if value.lstrip().startswith("mesh[") and raw.size != written:
+        # a mesh names every device once: one of another size is not this module's
+        raise Bad(f"replica_groups {clip(value)!r} is a mesh of {raw.size:,} devices "
+                  f"but the module has {written:,} {_WHAT[mode]}")
     if raw.max() >= written:
         raise Bad(f"replica_groups {clip(value)!r} name device {int(raw.max())} "
                   f"but the module has {written} {_WHAT[mode]}")
     flat = raw.ravel()
-    if len(np.unique(flat)) != len(flat):
+    if flat.min() < 0 or np.bincount(flat).max() > 1:
         raise Bad(f"replica_groups {clip(value)!r} list a device twice")
     return tuple(expand_groups(raw, mode, P, R))
 

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Iterator
 
 from ..collective import Collective
 from .text import Array
+
+
+class _once:
+    """A property computed on first use and kept in the instance's ``__dict__`` (what
+    ``functools.cached_property`` does, without the lock it takes on Python 3.11 at
+    every first use: tens of thousands of collectives each ask for ``nbytes``)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
 
 #: HLO opcode of each collective -> the library's name for it.
 KINDS: dict[str, str] = {
@@ -18,6 +36,9 @@ KINDS: dict[str, str] = {
     "collective-permute": "collective_permute",
     "collective-broadcast": "broadcast",
 }
+
+
+_COLLECTIVES = {c.value: c for c in Collective}
 
 
 @dataclass(frozen=True)
@@ -69,7 +90,7 @@ class HloCollective:
     def is_async(self) -> bool:
         return self.opcode.endswith("-start") or bool(self.folded and self.kind != "reduce_scatter")
 
-    @functools.cached_property
+    @_once
     def dtype(self) -> str:
         """The operands' element type (``"f32+bf16"`` when a tuple mixes types)."""
         types = list(dict.fromkeys(a.dtype for a in self.operands))
@@ -80,17 +101,17 @@ class HloCollective:
         """Bytes per element (the smallest, when a tuple mixes types)."""
         return min(a.element_size for a in self.operands)
 
-    @functools.cached_property
+    @_once
     def operand_bytes(self) -> int:
         """Bytes of all operands on one device."""
         return sum(a.nbytes for a in self.operands)
 
-    @functools.cached_property
+    @_once
     def result_bytes(self) -> int:
         """Bytes of all results on one device."""
         return sum(a.nbytes for a in self.results)
 
-    @functools.cached_property
+    @_once
     def nbytes(self) -> int:
         """The size nccl-tests would report for this collective, per device.
 
@@ -112,7 +133,7 @@ class HloCollective:
     def collective(self) -> Collective | None:
         """The library's :class:`~collectives_lib.collective.Collective` for this kind, or
         None (a collective permute is not one)."""
-        return next((c for c in Collective if c.value == self.kind), None)
+        return _COLLECTIVES.get(self.kind)
 
     @property
     def widens(self) -> bool:

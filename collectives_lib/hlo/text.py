@@ -3,13 +3,20 @@
 Nothing here knows what a collective is. :class:`Instr` is one instruction,
 split cheaply when the module is read (name, opcode, line) and parsed in full
 (shape, operands, attributes) only when a reader asks, so that a module of
-50 MB costs one pass of two regular expressions per line.
+50 MB costs one scan in C and a regular expression for each line the reader
+needs. Brackets are matched by a regular expression (nested up to eight deep)
+and, deeper, by a scanner walking them one at a time within a budget
+(:func:`scan_budget`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 from dataclasses import dataclass, field
+
+from ..errors import CollectivesError
 
 
 #: Bits per element of XLA's element types (``pred`` is stored as one byte).
@@ -69,15 +76,73 @@ class Array:
 _OPEN, _CLOSE = "([{", ")]}"
 _SPECIAL = re.compile(r"[()\[\]{}\"',\\]")
 
+#: The most brackets, quotes and commas one module's text may make the reader walk
+#: through one at a time (Python's pace, about 3 a microsecond). Brackets nested at
+#: most eight deep are matched by a regular expression in C and do not count: this is
+#: the bound on what a hostile text (a megabyte of braces in an attribute) costs.
+MAX_SCANNED = 2_000_000
+_budget = threading.local()
+
+
+@contextlib.contextmanager
+def scan_budget(limit: int | None = None):
+    """Within the block, :func:`_scan` walks at most ``limit`` (:data:`MAX_SCANNED`)
+    characters in all (outside it, any number): beyond, :class:`Bad` says so."""
+    before = getattr(_budget, "left", None), getattr(_budget, "limit", None)
+    _budget.left = _budget.limit = MAX_SCANNED if limit is None else limit
+    try:
+        yield
+    finally:
+        _budget.left, _budget.limit = before
+
+
+def _spend(n: int) -> None:
+    left = getattr(_budget, "left", None)
+    if left is not None:
+        _budget.left = left = left - n
+        if left < 0:
+            raise Bad(f"brackets nested over 8 deep or unbalanced: the text makes "
+                      f"the reader walk through more than {_budget.limit:,} brackets, "
+                      f"quotes and commas")
+
+
+# Brackets nested at most eight deep, with quoted strings (a backslash escapes inside
+# them), matched in C as _scan matches them (any closing bracket closes the last one
+# opened); a text they do not fit (deeper, unbalanced, an open quote) goes to _scan,
+# which says what is wrong.
+_QUOTED = r""""(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'"""
+
+
+def _nested(depth: int) -> str:
+    plain = r"""[^()\[\]{}"']++"""
+    inner = f"(?:{plain}|{_QUOTED})"
+    for _ in range(depth):
+        bracket = rf"[(\[{{]{inner}*+[)\]}}]"
+        inner = f"(?:{plain}|{_QUOTED}|{bracket})"
+    return bracket
+
+
+_BRACKET = _nested(8)
+_MATCHED = re.compile(_BRACKET, re.S)
+_PIECE = rf"""(?:[^()\[\]{{}}"',]++|{_QUOTED}|{_BRACKET})*+"""
+_PIECES = re.compile(rf"{_PIECE}(?:,{_PIECE})*+", re.S)
+_NEXT_PIECE = re.compile(rf"({_PIECE})(?:,|\Z)", re.S)
+
 
 def _scan(text: str, start: int, split: int, close: bool) -> tuple[int, list[str]]:
     """The one quote-aware bracket scanner (a backslash escapes inside quotes): from
     ``start``, the pieces between commas at bracket depth ``split`` (-1: none), up to
     the bracket that closes depth 0 when ``close`` (else to the end); returns (index
-    just past that bracket, or ``len(text)``; the pieces, stripped, empty ones left out)."""
+    just past that bracket, or ``len(text)``; the pieces, stripped, empty ones left
+    out). What it walks counts towards :func:`scan_budget`."""
     parts, depth, quote, skip = [], 0, None, -1
     begin = start + 1 if close else start
+    walked = 0
     for m in _SPECIAL.finditer(text, start):
+        walked += 1
+        if walked == 4096:
+            _spend(walked)
+            walked = 0
         j = m.start()
         if j <= skip:
             continue
@@ -96,29 +161,55 @@ def _scan(text: str, start: int, split: int, close: bool) -> tuple[int, list[str
             if depth == 0 and close:
                 if split >= 0:
                     parts.append(text[begin:j])
+                _spend(walked + len(parts))
                 return j + 1, [p.strip() for p in parts if p.strip()]
         elif ch == "," and depth == split:
             parts.append(text[begin:j])
             begin = j + 1
+    _spend(walked + len(parts))
     if close:
         raise Bad(f"unbalanced {text[start]!r} in {clip(text[start:])!r}")
     parts.append(text[begin:])
     return len(text), [p.strip() for p in parts if p.strip()]
 
 
+def _split(text: str, start: int = 0, end: int | None = None) -> list[str] | None:
+    """``_scan(text[start:end], 0, 0, False)[1]`` read in C, or None when the text is
+    not brackets :data:`_BRACKET` matches (each piece made counts one)."""
+    end = len(text) if end is None else end
+    if _PIECES.fullmatch(text, start, end) is None:
+        return None
+    out = []
+    for m in _NEXT_PIECE.finditer(text, start, end):
+        piece = m.group(1).strip()
+        if piece:
+            out.append(piece)
+        if m.end() >= end:
+            break
+    _spend(len(out))
+    return out
+
+
 def match(text: str, i: int) -> int:
     """Index just past the bracket that closes ``text[i]``."""
-    return _scan(text, i, -1, True)[0]
+    m = _MATCHED.match(text, i)
+    return m.end() if m else _scan(text, i, -1, True)[0]
 
 
 def split_top(text: str) -> list[str]:
     """Split at commas outside brackets and quotes."""
-    return _scan(text, 0, 0, False)[1]
+    found = _split(text)
+    return found if found is not None else _scan(text, 0, 0, False)[1]
 
 
 def _bracketed(text: str, i: int) -> tuple[int, list[str]]:
     """``(match(text, i), split_top(text[i + 1:match(text, i) - 1]))`` in one pass: the
     end of the bracket opened at ``text[i]`` and what it holds, split at its commas."""
+    m = _MATCHED.match(text, i)
+    if m:
+        found = _split(text, i + 1, m.end() - 1)
+        if found is not None:
+            return m.end(), found
     return _scan(text, i, 1, True)
 
 
@@ -126,15 +217,41 @@ def clip(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+#: The longest message the reader's errors have (a longer one is cut, ending "..."):
+#: with "collectives: error: " before it, a line of at most 300 characters.
+MAX_MESSAGE = 280
+
+
+@contextlib.contextmanager
+def short_errors():
+    """Every :class:`~collectives_lib.errors.CollectivesError` raised in the block
+    kept to one line of at most :data:`MAX_MESSAGE` characters (what a message
+    quotes is clipped where it is written; this is the last guard)."""
+    try:
+        yield
+    except CollectivesError as err:
+        text = str(err)
+        if len(text) <= MAX_MESSAGE and "\n" not in text:
+            raise
+        raise type(err)(clip(" ".join(text.split()), MAX_MESSAGE)) from None
+
+
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
 
 
-def parse_shape(text: str):
+#: The deepest tuples nest in a shape read (XLA's nest two or three deep).
+MAX_TUPLE_DEPTH = 32
+
+
+def parse_shape(text: str, depth: int = 0):
     """An HLO shape: an :class:`Array`, or a tuple of shapes."""
     text = text.strip()
     if text.startswith("("):
+        if depth >= MAX_TUPLE_DEPTH:
+            raise Bad(f"shape {clip(text)!r} nests tuples more than {MAX_TUPLE_DEPTH} "
+                      f"deep")
         end = match(text, 0)
-        return tuple(parse_shape(p) for p in split_top(text[1:end - 1]))
+        return tuple(parse_shape(p, depth + 1) for p in split_top(text[1:end - 1]))
     m = _ARRAY.match(text)
     if not m:
         raise Bad(f"shape {clip(text)!r} is not understood")
@@ -210,6 +327,7 @@ class Instr:
     computation: str
     root: bool
     rest: str                                  # the text after ``name =``
+    at: int = -1                               # the offset of its line in the text
     _parsed: tuple | None = field(default=None, repr=False)
 
     def _parse(self) -> tuple:
@@ -240,11 +358,19 @@ class Instr:
         return [op.split()[-1].lstrip("%") for op in self.operands]
 
     def callees(self) -> list[tuple[str, str]]:
-        """``(attribute, computation)`` for every computation this instruction calls."""
-        out = [(k, v) for k, v in _CALLEE.findall(self.rest)]
-        for key, inner in _CALLEES.findall(self.rest):
+        """``(attribute, computation)`` for every computation this instruction calls
+        (read from its attributes, not from the metadata and configs after them)."""
+        rest = self.rest
+        heavy = _HEAVY.search(rest)
+        end = heavy.start() if heavy else len(rest)
+        out = [(k, v) for k, v in _CALLEE.findall(rest, 0, end)]
+        for key, inner in _CALLEES.findall(rest, 0, end):
             out.extend((key, c.strip().lstrip("%")) for c in inner.split(",") if c.strip())
         return out
+
+    def calls(self) -> str:
+        """The computation ``calls=`` names, without its ``%`` ("" when none)."""
+        return self.attrs.get("calls", "").lstrip("%")
 
 
 #: Attributes XLA prints after the ones a reader needs, long (JSON, quoted paths):
@@ -303,5 +429,14 @@ def _parse_rest(rest: str) -> tuple[str, list[str], dict[str, str]]:
     return shape, operands, _split_attrs(text[:cut].lstrip(", "), None)
 
 
+def number(text: str, what: str = "the number") -> int:
+    """A whole number of at most 19 digits (a longer one is no count or id of a real
+    program, and Python refuses to read one of 4,300 digits)."""
+    digits = text.strip()
+    if len(digits.lstrip("-")) > 19:
+        raise Bad(f"{what} {clip(digits, 24)!r} is not a whole number below 10^19")
+    return int(digits)
+
+
 def ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()]
+    return [number(v) for v in text.split(",") if v.strip()]

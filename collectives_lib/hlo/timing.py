@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bulk import paused_gc
+from .held import paused_gc
 from ..errors import CollectivesError
 from ..models import MODELS, Estimate, default_model, sweep
 from ..topology import Topology
@@ -55,7 +55,7 @@ from .groups import format_groups
 from .mesh import mesh_axes, mesh_sizes
 from .parse import parse_hlo
 from .records import HloCollective, HloModule
-from .text import ELEMENT_BITS
+from .text import ELEMENT_BITS, clip, short_errors
 
 __all__ = ["HloRow", "HloTiming", "PermuteTiming", "time_hlo", "time_permute", "permute_schedule",
            "topology_axes", "library_dtype", "chip_ranks"]
@@ -104,6 +104,7 @@ def chip_ranks(coords, topology: Topology) -> list[int]:
     return out
 
 
+@short_errors()
 def topology_axes(groups, topology: Topology) -> tuple[str, ...]:
     """The axes of ``topology`` whose rank groups are ``groups`` (device ids = ranks).
 
@@ -330,6 +331,7 @@ def _check_devices(devices, n: int) -> np.ndarray | None:
     return ids
 
 
+@short_errors()
 def time_hlo(module, topology: Topology, *, mesh=None, devices=None, model: str | None = None,
              algorithm: str = "auto") -> HloTiming:
     """Time every collective of ``module`` (an :class:`~collectives_lib.hlo.HloModule`
@@ -407,16 +409,21 @@ class _Timer:
                 pairs = tuple((self._rank(s), self._rank(t)) for s, t in c.source_target_pairs
                               if s != t)
                 self.written[("pairs", c.source_target_pairs)] = pairs
+            if pairs and not c.nbytes:
+                return ("nothing", (), _empty_note(c))
             return ("permute", pairs, c.nbytes)
         fit = self.written.get(c.replica_groups)
         if fit is None:
-            groups = tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups)
+            groups = (c.replica_groups if self.ranks is None else
+                      tuple(tuple(self._rank(v) for v in g) for g in c.replica_groups))
             if groups not in self.fits:
                 self.fits[groups] = self._fit(groups, c)
             fit = self.written[c.replica_groups] = self.fits[groups]
         topo, axes_t = fit
         if not axes_t:
-            return ("nothing",)
+            return ("nothing", (), "groups of one device: nothing moves")
+        if not c.nbytes:
+            return ("nothing", axes_t, _empty_note(c))
         self.topos[id(topo)] = topo
         return ("estimate", (c.kind, id(topo), axes_t, c.dtype), c.nbytes)
 
@@ -428,7 +435,7 @@ class _Timer:
                 self.axes[key] = mesh_axes(c, self.mesh)
             axes_m = self.axes[key]
         if plan[0] == "nothing":
-            return HloRow(c, axes_m, (), None, "groups of one device: nothing moves")
+            return HloRow(c, axes_m, plan[1], None, plan[2])
         if plan[0] == "permute":
             if not plan[1]:
                 return HloRow(c, axes_m, (), None, "every pair sends to itself: nothing moves")
@@ -461,9 +468,22 @@ class _Timer:
                 if gpu and self.mesh is None else
                 "pick a topology whose axes match the mesh, or give the device assignment "
                 "(devices=, --devices)")
+        covered = sum(len(g) for g in groups)
+        if covered != self.topology.num_ranks:
+            raise CollectivesError(
+                f"{clip(c.name, 40)}: replica groups {format_groups(groups)} cover "
+                f"{covered:,} of the module's {c.num_devices:,} devices: no axes of a "
+                f"topology group them")
         raise CollectivesError(
-            f"{c.name}: replica groups {format_groups(groups)} (as ranks) fit no axes of "
-            f"{' nor '.join(tried)}: {hint}")
+            f"{clip(c.name, 40)}: replica groups {format_groups(groups)} (as ranks) "
+            f"fit no axes of {' nor '.join(tried)}: {hint}")
+
+
+def _empty_note(c: HloCollective) -> str:
+    # XLA keeps a collective of zero-element arrays in unoptimized text (jax.lax.psum
+    # of an f32[0] lowers to one; the compiler removes it): it moves nothing
+    shapes = clip(", ".join(map(str, c.operands)), 40)
+    return f"0 bytes ({shapes}): nothing moves"
 
 
 def _loop_note(c: HloCollective) -> str:
@@ -471,6 +491,7 @@ def _loop_note(c: HloCollective) -> str:
             if c.repeats is None else "")
 
 
+@short_errors()
 def time_permute(topology: Topology, pairs, nbytes: int, *, model: str | None = None) -> PermuteTiming:
     """One collective-permute: ``nbytes`` from each source rank to its target, all at once."""
     from ..analysis import time_flows
