@@ -414,12 +414,12 @@ class Schedule:
         """A readable listing, one line per transfer, as ``show`` prints it."""
         max_steps = checks.whole(max_steps, "max_steps (steps to print)", minimum=0)
         max_transfers = checks.whole(max_transfers, "max_transfers (transfers per step to print)", minimum=0)
-        lines = [
-            f"{self.algorithm} {self.collective} over {self.num_ranks} ranks"
-            + ("" if self.num_groups == 1 else f" ({self.num_groups} groups of {self.group_size})")
-            + f", {self.num_steps} step{'s' * (self.num_steps != 1)}; "
-            + self._slots_text()
-        ]
+        head = (f"{self.algorithm} {self.collective} over {self.num_ranks} ranks"
+                + ("" if self.num_groups == 1 else f" ({self.num_groups} groups of {self.group_size})")
+                + f", {self.num_steps} step{'s' * (self.num_steps != 1)};")
+        slots = self._slots_text()
+        # two lines where one would not fit a page's code box (80 characters)
+        lines = [f"{head} {slots}"] if len(head) + len(slots) < 80 else [head, slots]
         for k, step in enumerate(self.steps[:max_steps]):
             stage = f" [{step.stage}]" if step.stage else ""
             lines.append(f"step {k + 1}{stage}:")
