@@ -749,6 +749,8 @@ def all_figures() -> list[tuple[str, Figure]]:
             value = getattr(gen, fld.name)
             if isinstance(value, Figure):
                 out.append((f"tpu.{gen.name}.{fld.name}", value))
+    out.append(("tpu.pcie_latency", TPU_PCIE_LATENCY))
+    out.append(("tpu.dcn_latency", DCN_LATENCY))
     for key, sysm in GPU_SYSTEMS.items():
         for fld in fields(sysm):
             value = getattr(sysm, fld.name)

@@ -180,3 +180,9 @@ def test_a_send_to_itself_is_refused_in_both_models(args, message):
     for model in ("nccl", "ideal"):
         code, out, err = run("estimate", *args, "-c", "send", "-s", "1M", "--model", model)
         assert code == 2 and message in err, (model, err)
+
+
+def test_the_tpu_host_latencies_are_on_the_sources_page():
+    names = dict(hw.all_figures())
+    assert names["tpu.dcn_latency"] is hw.DCN_LATENCY
+    assert names["tpu.pcie_latency"] is hw.TPU_PCIE_LATENCY
