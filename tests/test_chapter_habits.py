@@ -105,3 +105,22 @@ def test_exercises_in_one_style(path):
             f"> **Solution to exercise {k}.**"), (
             f"{path.name}: solution {k}'s explanation is not a '> **Solution to exercise {k}.** ...' "
             "blockquote after its code")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_figure_shown_is_the_cells_last_expression(path):
+    """``draw.show(...)`` returns the image; anywhere but last in its cell the image is
+    dropped and the page shows nothing (the gallery's step-time bars were lost so)."""
+    import ast
+    lost = []
+    for i, cell in enumerate(code_cells(path)):
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        for st in body[:-1]:
+            call = st.value if isinstance(st, ast.Expr) else None
+            func = getattr(call, "func", None)
+            if (getattr(func, "attr", None) or getattr(func, "id", None)) == "show":
+                lost.append((i, st.lineno))
+    assert not lost, f"{path.name}: show() not last in its cell (cell, line): {lost}"

@@ -196,6 +196,12 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     if labels is None:
         labels = P * S <= 160 and S <= 24
     if labels:
+        # the numbers fill about half a slot (6.5 pt at least, 11 at most): large slots
+        # of a few ranks get digits a reader sees without squinting
+        box = ax.get_position()
+        slot_pt = min(box.width * ax.figure.get_figwidth() / (S + 0.2),
+                      box.height * ax.figure.get_figheight() / (P + 0.2)) * 72
+        digits = float(np.clip(0.42 * slot_pt, FONT["detail"], 11.0))
         for p in range(P):
             for s in range(S):
                 c = int(count[p, s])
@@ -210,7 +216,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                     text = str(int(color_idx[p, s]))
                     fc = palette[cidx[p, s]]
                     y = -p
-                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center", fontsize=FONT["detail"],
+                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center", fontsize=digits,
                                      color=text_on(fc), zorder=4))
     ax.set_xlim(-0.1, S + 0.1)
     ax.set_ylim(-P + 0.4, 0.6)
