@@ -4,19 +4,15 @@ count in the whole table, and type, redop and root change only between sweeps.
 
 Every check reads what :mod:`~collectives_lib.diagnose.parse` found and raises a
 :class:`~collectives_lib.errors.CollectivesError` naming the line that contradicts the
-rest.
+rest. Its arguments are what ``parse`` makes (rows, their out-of-place and in-place
+halves, the whole output); it does not import ``parse``, which imports it.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
-
 from ..errors import CollectivesError
-
-if TYPE_CHECKING:
-    from .parse import Output, Row, Timing
 
 
 def _ulp(value: float) -> float:
@@ -44,7 +40,7 @@ def _half_of(text: str) -> float | None:
     return 0.5 * 10.0 ** ((int(power) if exp else 0) - len(decimals))
 
 
-def half_digit(t: Timing, i: int) -> float:
+def half_digit(t, i: int) -> float:
     """Half the last digit of column ``i`` (time, algbw, busbw) of a half row, as
     printed: nccl-tests' getFloatStr prints 2 decimals, fewer when the number is wide,
     then an exponent ('1.2e+07'); a hand-edited table may carry more decimals."""
@@ -57,7 +53,7 @@ def half_digit(t: Timing, i: int) -> float:
     return _ulp(value)
 
 
-def ratio_interval(t: Timing) -> tuple[float, float]:
+def ratio_interval(t) -> tuple[float, float]:
     """The busbw / algbw a half row allows after the rounding of its printed digits:
     (low, high), high infinite where algbw rounds to 0."""
     ua, ub = half_digit(t, 1), half_digit(t, 2)
@@ -81,7 +77,7 @@ def _digits_rel(value: float) -> float:
     return 0.05
 
 
-def _algbw_error(row: Row, t: Timing, scale: float) -> float:
+def _algbw_error(row, t, scale: float) -> float:
     """How far (GB/s) algbw lies outside what size / time allows when time and algbw are
     each anywhere within half their last printed digit (0 when consistent): at any size,
     so a 0.01 where size / time is 101 is as wrong as a 999.99."""
@@ -94,7 +90,7 @@ def _algbw_error(row: Row, t: Timing, scale: float) -> float:
     return max(0.0, lo - (t.algbw + ha), (t.algbw - ha) - hi)
 
 
-def time_unit(rows: list[Row], unit: str, cputime: bool) -> str:
+def time_unit(rows: list, unit: str, cputime: bool) -> str:
     """us (every nccl-tests since 2019) or ms (the first ones): the one that makes
     algbw equal size / time in every row."""
     if cputime:
@@ -133,7 +129,7 @@ def _agreed(intervals: list[tuple[float, float]]) -> tuple[float, float]:
     return region
 
 
-def _check_ratio(out: Output) -> None:
+def _check_ratio(out) -> None:
     """busbw/algbw is one number in the whole table (nccl-tests computes busbw as
     algbw times a factor of the rank count): every row, small ones too, within the
     rounding of its printed digits, agrees with the value most rows with an algbw of
@@ -164,7 +160,7 @@ def _check_ratio(out: Output) -> None:
             f"from the rank count alone: the table contradicts itself")
 
 
-def _check_sweeps(rows: tuple[Row, ...]) -> None:
+def _check_sweeps(rows: tuple) -> None:
     """nccl-tests runs every type, redop and root it is given (-d all, -o all, -r -1)
     as a whole sweep of its own: the three change only where the sizes start again."""
     def key(r):
@@ -192,7 +188,7 @@ def _check_sweeps(rows: tuple[Row, ...]) -> None:
             f"own: the table contradicts itself")
 
 
-def check_consistency(out: Output) -> None:
+def check_consistency(out) -> None:
     """busbw/algbw is one number (a function of the rank count) in the whole table,
     and the one a whole device list implies; type, redop and root change only between
     sweeps."""
