@@ -26,19 +26,28 @@ PORT ?= 8000
 
 # Explorers pre-render their kernel-free twins only when this is set.
 BOOK_ENV := COLLECTIVES_BOOK_BUILD=1
+# Matplotlib's font cache lives in the venv it was built for: a user-wide cache
+# written by another checkout's venv (since deleted) names fonts that are gone,
+# and every chapter's stderr would say so.
+export MPLCONFIGDIR := $(CURDIR)/$(VENV)/mplconfig
 
 .PHONY: book test serve lab setup chromium clean repository
 
-setup: $(STAMP)
+FONT_CACHE := $(VENV)/mplconfig/.built
+
+setup: $(STAMP) $(FONT_CACHE)
 
 $(STAMP):
 	@test -x $(BIN)/python || { echo "Creating $(VENV) with $$($(PYTHON) --version)"; $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
-	@# Build matplotlib's font cache now, so no notebook prints "building the font cache" to stderr.
-	$(BIN)/python -c "import matplotlib.font_manager"
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 	@echo "$(VENV) is ready."
+
+# Build matplotlib's font cache now, so no notebook prints "building the font cache" to stderr.
+$(FONT_CACHE): $(STAMP)
+	$(BIN)/python -c "import matplotlib.font_manager"
+	@touch $@
 
 book: setup
 	$(BOOK_ENV) $(BIN)/jupyter-book build . --all --warningiserror --keep-going
