@@ -144,6 +144,12 @@ def test_chapter_in_browser(built_book, chromium_context, site, page_name):
     try:
         dark.page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
         dark.page.screenshot(path=str(SCREENSHOTS / f"{Path(page_name).name}-dark.png"), full_page=True)
+        # Figures alone and figures in explorer cards are dimmed alike, none left glaring white.
+        filters = dark.page.evaluate("""() => [...new Set([
+            ...[...document.querySelectorAll('img.cl-figure')].filter(e => !e.closest('.cl-card')),
+            ...document.querySelectorAll('.cl-card')].map(e => getComputedStyle(e).filter))]""")
+        assert all(f != "none" for f in filters) and len(filters) <= 1, \
+            f"{page_name} (dark): figures dimmed unevenly: {filters}"
         errors = [e for e in dark.errors if not _harmless(e)]
         assert not errors, f"{page_name} (dark): JavaScript errors: {errors}"
         assert not dark.blocked, f"{page_name} (dark): tried to reach other hosts (blocked): {dark.blocked}"

@@ -16,6 +16,7 @@ check both).
 3. The chapters' code and printed lines are at most 88 characters, which the
    theme's 14px monospace does not fit in the content column (77): a stylesheet
    (``static/code_width.css``) sets code cells' text to 12px, so nothing scrolls sideways.
+   The same stylesheet dims static figures in dark mode as the explorers' cards are.
 4. Identifiers in table cells (``NCCL_COLLNET_ENABLE``, run names such as
    ``h100x8-2node-ib-allreduce-ring-minctas24-issue309-gjaion``) are wider than a
    column should be: a ``<wbr>`` after each ``_``, ``.`` and ``-`` lets them break there and
