@@ -26,5 +26,7 @@ def test_latency_share_explorer_marks_the_share():
     assert len(art["lines"]) == 2 and art["lines"][0].get_linewidth() > art["lines"][1].get_linewidth()
     assert art["axes"][1].get_title() == "of which latency is 1%"
     assert "ideal link model" in art["figure"]._suptitle.get_text()
+    key = art["axes"][0].get_legend()          # the yardstick's dotted line passes behind it
+    assert key.get_frame_on() and key.get_frame().get_alpha() == 1.0
     with pytest.raises(cl.CollectivesError, match="route must be one of a, b"):
         cl.draw.draw_latency_share(curves, sizes, "c", 1e5, full=1.0, bandwidth_only=0.5, yardstick=1.0)

@@ -77,7 +77,8 @@ def draw_latency_share(curves: dict, sizes, route: str, nbytes: float, *, full: 
                tick_role="tick")
     label_axes(bx, f"of which latency is {100 * share:.0f}%", "message size (bytes)",
                "latency share of the time (%)", tick_role="tick")
-    legend(ax, loc="upper left", role="small")
+    # on a white backing: the yardstick line may run through the legend's corner
+    legend(ax, loc="upper left", role="small", frameon=True, framealpha=1.0, edgecolor="none")
     fig.suptitle("How much of a transfer is latency? (ideal link model)", fontsize=FONT["heading"])
     alt = (f"Left: time against message size on log axes for {len(curves)} routes. Right: the share of that "
            f"time spent on per-hop latency; at {format_bytes(nbytes)} it is {100 * share:.0f}% for {route}.")
