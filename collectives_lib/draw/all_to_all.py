@@ -19,6 +19,9 @@ from .style import FONT, MUTED_COLOR, OP_COLORS, PANEL_COLOR, PANEL_EDGE_COLOR, 
 #: Column and row names of :func:`draw_collective_summary`.
 SUMMARY_COLUMNS = {"ring": "one-way ring", "chain": "chain", "bidirectional_ring": "bidirectional ring",
                    "all_axes": "all axes at once"}
+#: The column heads of the figure, names broken where a head is wider than its cell.
+_SUMMARY_HEADS = {"ring": "one-way ring", "chain": "chain", "bidirectional_ring": "bidirectional\nring",
+                  "all_axes": "all axes\nat once"}
 SUMMARY_COLLECTIVES = {"all_gather": "all-gather", "all_to_all": "all-to-all",
                        "reduce_scatter": "reduce-scatter", "all_reduce": "all-reduce"}
 
@@ -91,28 +94,29 @@ def draw_collective_summary(topology, rows, nbytes, *, name: str | None = None):
 
     if len(rows) != 16:
         raise CollectivesError(f"the summary has 16 rows (4 collectives x 4 columns), got {len(rows)}")
-    fig, ax = new_figure(height=3.3, pyplot=False)
+    fig, ax = new_figure(height=4.1, pyplot=False)
     ax.set_axis_off()
-    ax.set(xlim=(0, 4.9), ylim=(-4.1, 1.0))
+    # every word at least 9 pt: the explorer shows the figure 700 px wide, 1.39 px a point
+    ax.set(xlim=(-0.05, 5.05), ylim=(-4.08, 1.05))
     boxes, faces = [], []
     for j, r in enumerate(rows[:4]):
-        ax.text(1.4 + j * 0.9, 0.45, f"{SUMMARY_COLUMNS[r.column]}\naxis {', '.join(r.axes)}, N = {r.num_ranks}",
-                ha="center", va="center", fontsize=FONT["small"], weight="bold", color=TEXT_COLOR)
+        ax.text(1.55 + j * 0.96, 0.06, f"{_SUMMARY_HEADS[r.column]}\naxis {', '.join(r.axes)}, N = {r.num_ranks}",
+                ha="center", va="bottom", fontsize=FONT["label"], color=TEXT_COLOR, linespacing=1.25)
     for i in range(4):
-        ax.text(0.45, -0.5 - i, SUMMARY_COLLECTIVES[rows[4 * i].collective], ha="center", va="center",
-                fontsize=FONT["annotation"], weight="bold", color=TEXT_COLOR)
+        ax.text(0.5, -0.5 - i, SUMMARY_COLLECTIVES[rows[4 * i].collective], ha="center", va="center",
+                fontsize=FONT["label"], weight="bold", color=TEXT_COLOR)
         for j, r in enumerate(rows[4 * i:4 * i + 4]):
-            x, y = 1.4 + j * 0.9, -0.5 - i
-            boxes.append([(x - 0.42, y - 0.42), (x + 0.42, y - 0.42), (x + 0.42, y + 0.42), (x - 0.42, y + 0.42)])
+            x, y = 1.55 + j * 0.96, -0.5 - i
+            boxes.append([(x - 0.45, y - 0.44), (x + 0.45, y - 0.44), (x + 0.45, y + 0.44), (x - 0.45, y + 0.44)])
             faces.append(PANEL_COLOR if r.time is not None else "white")
             if r.time is None:
-                ax.text(x, y, "n/a\nno wraparound\non this axis", ha="center", va="center",
-                        fontsize=FONT["small"], color=TEXT_COLOR, style="italic")
+                ax.text(x, y, "n/a: no\nwraparound", ha="center", va="center",
+                        fontsize=FONT["label"], color=TEXT_COLOR, style="italic")
             else:
-                ax.text(x, y + 0.13, format_time(r.time), ha="center", va="center", fontsize=FONT["heading"],
+                ax.text(x, y + 0.15, format_time(r.time), ha="center", va="center", fontsize=FONT["title"] + 1,
                         weight="bold", color=TEXT_COLOR)
                 ax.text(x, y - 0.2, "= " + summary_coefficient(r), ha="center", va="center",
-                        fontsize=FONT["small"], color=MUTED_COLOR)
+                        fontsize=FONT["label"], color=TEXT_COLOR)
     cells = PolyCollection(boxes, facecolors=faces, edgecolors=PANEL_EDGE_COLOR, linewidths=0.8, zorder=0)
     ax.add_collection(cells)
     label = name or "x".join(map(str, topology.dims))
@@ -148,7 +152,7 @@ def draw_moe_skew(ring, curve, skew: float, *, exchange: str, top_k: int, topolo
     base = curve["direct"][1][0]
     ax.text(0.03, 0.97, f"ring {format_time(ring.time)} ({ring.time / base:.2g}x uniform)\n"
                         f"routed {format_time(curve['direct'][2])}",
-            transform=ax.transAxes, va="top", fontsize=FONT["small"], color=TEXT_COLOR)
+            transform=ax.transAxes, va="top", fontsize=FONT["annotation"], color=TEXT_COLOR)
     ax.set(xlim=(-0.05, max(skews) + 0.05), ylim=(0, None))
     label_axes(ax, xlabel="routing skew s", ylabel=f"{exchange} time (ms)")
     grid(ax)

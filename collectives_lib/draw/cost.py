@@ -54,8 +54,10 @@ def draw_cost_curves(curves: CostCurves, ax=None, *, reference: str | None = Non
     switches = curves.switches()
     for x, _from, b in switches:
         ax.axvline(x, color=MUTED_COLOR, ls=":", lw=1.0, zorder=1)
-        ax.text(x, 0.02, f" {str(b).replace('_', ' ')} fastest \u2192", transform=ax.get_xaxis_transform(),
-                rotation=90, fontsize=FONT["detail"], color=MUTED_COLOR, ha="right", va="bottom")
+        # at the annotation size, high in the plot on a white backing over the curves and grid
+        ax.text(x, 0.86, f"{str(b).replace('_', ' ')} fastest \u2192", transform=ax.get_xaxis_transform(),
+                rotation=90, fontsize=FONT["annotation"], color=TEXT_COLOR, ha="center", va="top", zorder=5,
+                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.9))
     crossovers = curves.crossovers()
     for i, label in enumerate(labels):
         v = crossovers.get(label)

@@ -305,7 +305,7 @@ def value_colorbar(fig, ax, cmap, norm, label):
     from matplotlib.transforms import ScaledTranslation
 
     sm = ScalarMappable(norm=norm, cmap=cmap.with_extremes(under=IDLE_LINK_COLOR))
-    frac = 0.15                         # the idle box, as a share of the bar's length
+    frac = 0.2                          # the idle box, as a share of the bar's length: room for two 8 pt words
     cbar = fig.colorbar(sm, ax=ax, shrink=0.8, pad=0.02, aspect=25, panchor=False,
                         extend="min", extendrect=True, extendfrac=frac)
     scale, unit = value_unit(float(norm.vmax), label)
@@ -313,11 +313,11 @@ def value_colorbar(fig, ax, cmap, norm, label):
     first, _, rest = label.partition("\n")
     text = f"{first} ({unit})" if unit else first
     cbar.set_label(text + (f"\n{rest}" if rest else ""), fontsize=FONT["annotation"])
-    cbar.ax.tick_params(labelsize=FONT["small"])
+    cbar.ax.tick_params(labelsize=FONT["annotation"])      # 11 px on the page
     # the idle box hangs below the bar's axes: name it where a tick label would be
     pad = (cbar.ax.yaxis.get_major_ticks()[0].get_pad() + 3.5) / 72       # inches
     beside = cbar.ax.transAxes + ScaledTranslation(pad, 0, fig.dpi_scale_trans)
-    cbar.ax.text(1.0, -frac / 2, "idle", ha="left", va="center", fontsize=FONT["small"],
+    cbar.ax.text(1.0, -frac * 0.55, "idle", ha="left", va="center", fontsize=FONT["annotation"],
                  color=TEXT_COLOR, transform=beside)
     return cbar
 

@@ -236,6 +236,7 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         side_of[np.asarray(list(sides[1]), dtype=int)] = 1
     side_face = {-1: to_rgba(NODE_COLOR), 0: to_rgba(RANK_COLORS[4]), 1: to_rgba(RANK_COLORS[2])}
     texts = []
+    nvs_labels = []
     if not aggregate:
         face = [side_face[int(s)] for s in side_of]
         nodes = PolyCollection(rects(gpu_x - 0.38, y_gpu - 0.25, 0.76, 0.5), facecolors=face,
@@ -249,9 +250,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
         nvs = PolyCollection(rects(lay.nvswitches[:, 0] - nvs_w / 2, lay.nvswitches[:, 1] - 0.15, nvs_w, 0.3),
                              facecolors="white", edgecolors=LINK_COLORS["nvlink"], linewidths=1.2, zorder=3)
         ax.add_collection(nvs, autolim=False)
-        for k in range(m):
-            ax.text(*lay.nvswitches[k], f"node {k} NVSwitch", ha="center", va="center",
-                    fontsize=FONT["detail"], zorder=4)
+        nvs_labels = [ax.text(*lay.nvswitches[k], f"node {k} NVSwitch", ha="center", va="center",
+                              fontsize=FONT["detail"], zorder=4) for k in range(m)]
     else:
         face = []
         for su in range(num_sus):
@@ -278,8 +278,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     spine = PolyCollection(rects([spine_lo], [y_spine - 0.3], [spine_hi - spine_lo], [0.6]),
                            facecolors="white", edgecolors=LINK_COLORS["ib"], linewidths=1.5, zorder=3)
     ax.add_collection(spine, autolim=False)
-    ax.text((spine_lo + spine_hi) / 2, y_spine, "spine (modelled as one non-blocking switch)",
-            ha="center", va="center", fontsize=FONT["tick"], zorder=4)
+    spine_label = ax.text((spine_lo + spine_hi) / 2, y_spine, "spine (modelled as one non-blocking switch)",
+                          ha="center", va="center", fontsize=FONT["tick"], zorder=4)
     # tier notes on the left
     nic_bw = cluster.nic_bandwidth
     uplink = float(links.bandwidth[up][0])
@@ -292,8 +292,8 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
     note = (f"NIC {format_rate(nic_bw)} per GPU; NVLink {format_rate(cluster.nvlink_bandwidth)} per GPU; "
             f"leaf: {format_rate(per_leaf_down)} down, {format_rate(uplink)} up"
             + (f" ({over:g}:1 oversubscribed)" if over != 1 else " (full fat tree, 1:1)"))
-    ax.text(0.5, -0.01, note + "\nline widths proportional to bandwidth", transform=ax.transAxes,
-            ha="center", va="top", fontsize=FONT["tick"], color=TEXT_COLOR)
+    footer = ax.text(0.5, -0.01, note + "\nline widths proportional to bandwidth", transform=ax.transAxes,
+                     ha="center", va="top", fontsize=FONT["tick"], color=TEXT_COLOR)
     ax.set_xlim(xmin - 3.2, xmax + 0.2)
     ax.set_ylim(y_gpu - 1.6, y_spine + 0.5)
     blank(ax)
@@ -306,4 +306,5 @@ def draw_fat_tree(cluster: GpuCluster, ax=None, *, aggregate: bool | None = None
            + f", and the leaves joined to the spine; leaf uplinks carry {format_rate(uplink)}"
            + (f", {over:g} to 1 oversubscribed" if over != 1 else ", a full fat tree") + ".")
     return {"nodes": nodes, "leaves": leaves, "spine": spine, "links": coll, "labels": texts,
+            "spine_label": spine_label, "footer": footer, "nvswitch_labels": nvs_labels,
             "colorbar": cbar, "figure": fig, "axes": ax, "alt": alt}

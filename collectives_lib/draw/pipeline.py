@@ -130,6 +130,15 @@ def packet_pipeline_animation(hops: int = 3, packets: int = 4, *, fps: float = 1
                          f"against pipelined", title=title or "A message crossing links, slot by slot")
 
 
+def _bound_mark(ax, bound: float, scale: float, label: str, backing) -> None:
+    """The bound of :func:`draw_pipeline`: dashes over the two bars that time the whole job
+    (the bound is the job's, not a stage's), its words over the dashes' end in the row kept
+    for them under the line between stages and totals, so no line crosses them."""
+    ax.plot([bound / scale] * 2, [-0.5, 1.5], color=MUTED_COLOR, lw=1.2, ls="--", zorder=4)
+    ax.text(bound / scale, 1.55, f"{label} {format_time(bound)}", ha="center", va="bottom",
+            fontsize=FONT["annotation"], color=MUTED_COLOR, zorder=5, bbox=backing)
+
+
 def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | None = None,
                   bound: float | None = None, bound_label: str = "lower bound"):
     """The stages of a :class:`~collectives_lib.book.workloads.Pipeline` as bars, slowest marked.
@@ -162,9 +171,13 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
     if bound is not None and not (np.isfinite(bound) and bound > 0):
         raise CollectivesError(f"bound must be a positive time in seconds, got {bound!r}")
     K = len(stages)
-    fig, ax = axes_for(ax, 1.0 + 0.36 * (K + 2) if ax is None else None)
+    # with a bound its label gets a row of its own, under the line between stages and totals:
+    # no line crosses a word (the bound's dashes stop under it, the grid runs behind white)
+    lift = 0.5 if bound is not None else 0.0
+    fig, ax = axes_for(ax, 1.0 + 0.36 * (K + 2) + lift * 0.5 if ax is None else None)
     scale, unit = time_unit(seq)
-    y_stage = np.arange(K)[::-1] + 2.4
+    y_stage = np.arange(K)[::-1] + 2.4 + lift
+    backing = {"boxstyle": "square,pad=0.1", "fc": ax.get_facecolor(), "ec": "none"}
     bars = []
     for i, (st, y) in enumerate(zip(stages, y_stage)):
         color = STAGE_COLORS[i % len(STAGE_COLORS)]
@@ -177,7 +190,7 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
         if len(label) > 60:                     # a long label (a stage with a limit) takes two lines
             label = f"  {format_time(st.seconds)}{mark}\n  ({st.describe()})"
         ax.text(st.seconds / scale, y, label, va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR,
-                fontweight="bold" if hot else "normal")
+                fontweight="bold" if hot else "normal", bbox=backing, zorder=5)
     left = 0.0
     total = []
     for i, st in enumerate(stages):
@@ -185,7 +198,8 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
                              color=STAGE_COLORS[i % len(STAGE_COLORS)], hatch=STAGE_HATCHES[i % len(STAGE_HATCHES)],
                              edgecolor="white", linewidth=0.5))
         left += st.seconds / scale
-    ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR)
+    ax.text(left, 1.0, f"  {format_time(seq)}", va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR,
+            bbox=backing, zorder=5)
     sb = ax.barh([0.0], [streamed / scale], height=0.7, color=FAINT_COLOR, edgecolor=TEXT_COLOR, linewidth=1.0)
     if shared and chunks is None:               # the busiest resource's stages, one after another
         left = 0.0
@@ -196,20 +210,16 @@ def draw_pipeline(pipeline, ax=None, *, title: str | None = None, chunks: int | 
             left += st.seconds / scale
     ax.text(streamed / scale, 0.0, f"  {format_time(streamed)}" + (f" (all on {busiest})" if shared and chunks is None
                                                                    else ""),
-            va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR)
+            va="center", ha="left", fontsize=FONT["tick"], color=TEXT_COLOR, bbox=backing, zorder=5)
     if chunks is not None:
         streamed_name = f"pipelined, {chunks} chunks"
     else:
         streamed_name = "streamed: busiest resource" if shared else "streamed: slowest stage"
     if bound is not None:
-        # over the two bars that time the whole job only: the bound is the job's, not a stage's
-        ax.plot([bound / scale] * 2, [-0.5, 1.55], color=MUTED_COLOR, lw=1.2, ls="--", zorder=4)
-        ax.text(bound / scale, 1.7, f"{bound_label} {format_time(bound)}", ha="center", va="center",
-                fontsize=FONT["annotation"], color=MUTED_COLOR, zorder=5,
-                bbox={"boxstyle": "square,pad=0.15", "fc": ax.get_facecolor(), "ec": "none"})
+        _bound_mark(ax, bound, scale, bound_label, backing)
     ax.set_yticks(list(y_stage) + [1.0, 0.0])
     ax.set_yticklabels([st.name for st in stages] + ["one after another", streamed_name], fontsize=FONT["annotation"])
-    ax.axhline(1.7, color=FAINT_COLOR, lw=0.8)
+    ax.axhline(1.7 + lift, color=FAINT_COLOR, lw=0.8)
     ax.set_xlim(0, seq / scale * 1.9)
     ax.set_ylim(-0.6, y_stage[0] + 0.6)
     ax.set_xlabel(f"time ({unit})", fontsize=FONT["label"])

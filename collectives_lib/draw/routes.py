@@ -124,7 +124,12 @@ def draw_bisection(topology: Topology, side=None, ax=None):
             left, right = xs[len(side) - 1], xs[min(len(side), len(xs) - 1)]
         x = (left + right) / 2
         ylo, yhi = a.get_ylim()
-        a.plot([x, x], [ylo + 0.1, yhi - 0.1], color=OP_COLORS["reduce"], ls="--", lw=1.8, zorder=6)
+        art["cut"] = a.plot([x, x], [ylo + 0.1, yhi - 0.1], color=OP_COLORS["reduce"], ls="--", lw=1.8,
+                            zorder=6)[0]
+        # the spine's label sits where the cut crosses the spine: lift it over the line on a
+        # white backing (the footer under the axes is below the line's end)
+        art["spine_label"].set(zorder=7, bbox={"boxstyle": "square,pad=0.25", "facecolor": "white",
+                                               "edgecolor": "none"})
     else:
         raise CollectivesError(f"draw_bisection has no drawing for {topology!r}")
     from matplotlib.patches import Patch
@@ -191,8 +196,64 @@ def draw_route(topology: Topology, src, dst, ax=None, *, disjoint: bool = False,
     return _draw_route_rows(topology, s, d, paths, hops, ax)
 
 
+def _route_height(X: int, Y: int) -> float:
+    """Inches of a route drawing over an X x Y grid: tall enough that a 4x4 slice reads at
+    the page's width and that a hop badge fits between four chips of a 16x16 pod."""
+    return 1.6 if Y == 1 else (5.0 if max(X, Y) <= 8 else 6.0)
+
+
+#: Grids wider than this put hop badges beside their links, in the empty square between
+#: four chips: a 9 pt badge is wider than the gap between two chips there.
+BADGE_BESIDE_FROM = 7
+
+
+def _badge_spot(mid, axis: int, coord: float, size: int, shift: float):
+    """Where a hop's badge goes on a large grid: half a row (column) off its link's middle,
+    on the side away from the grid's middle (a route's own side when routes run side by side)."""
+    side = np.sign(shift) if shift else (1.0 if coord >= (size - 1) / 2 else -1.0)
+    spot = np.array(mid, dtype=float)
+    other = 1 - axis
+    spot[axis] = np.floor(spot[axis]) + 0.5           # between two chips along the link
+    spot[other] = coord + 0.5 * side
+    return spot
+
+
+def _endpoint_labels(a, topo: Torus, s, d, pos):
+    """``src (x, y)`` and ``dst (x, y)`` outside the grid, above it for a chip in the upper
+    half, below it for the lower half, an arrow to the chip: never over other chips."""
+    X, Y = topo.dims
+    out, sides = [], set()
+    for r, word in ((s, "src"), (d, "dst")):
+        a.plot(*pos[r], marker="o", ms=13, mfc="none", mec=TEXT_COLOR, mew=2.0, zorder=8)
+        c = topo.coords(r)
+        if Y == 1:          # a ring or chain: the label just above its chip
+            out.append(a.annotate(f"{word} {c}", pos[r], xytext=(0, 11), textcoords="offset points",
+                                  fontsize=FONT["annotation"], ha="center", color=TEXT_COLOR, zorder=9,
+                                  bbox=dict(boxstyle="round,pad=0.2", facecolor="white",
+                                            edgecolor=FAINT_COLOR)))
+            continue
+        up = c[1] >= (Y - 1) / 2
+        sides.add(up)
+        # a large grid's top row has hop badges over it: the words go higher there
+        gap = 0.3 if max(X, Y) < BADGE_BESIDE_FROM else 0.85
+        where = (float(np.clip(pos[r][0], 0.8, X - 1.8)), Y - 0.5 + gap if up else -0.5 - gap)
+        out.append(a.annotate(f"{word} {c}", pos[r], xytext=where, textcoords="data",
+                              fontsize=FONT["annotation"], ha="center", va="bottom" if up else "top",
+                              color=TEXT_COLOR, zorder=9,
+                              bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=FAINT_COLOR),
+                              arrowprops=dict(arrowstyle="-", color=TEXT_COLOR, lw=0.9, shrinkA=0,
+                                              shrinkB=7)))
+    if sides:
+        low, high = a.get_ylim()
+        room = 0.9 if max(X, Y) < BADGE_BESIDE_FROM else 1.45
+        a.set_ylim(-0.5 - room if False in sides else low, Y - 0.5 + room if True in sides else high)
+    return out
+
+
 def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
     X, Y = topo.dims
+    if ax is None:
+        _, ax = axes_for(None, _route_height(X, Y))
     art = draw_torus(topo, ax=ax, labels=False, legend=False, title="")
     a = art["axes"]
     art["links"].set_color(FAINT_COLOR)
@@ -221,12 +282,14 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
             normal = np.array([vec[1], -vec[0]]) * shift
             normal = np.abs(normal) * np.sign(shift) if shift else normal
             p, q = pos[u] + normal, pos[v] + normal
+            mid = p + vec * 0.45 if wrap else (p + q) / 2
+            if max(X, Y) >= BADGE_BESIDE_FROM:
+                mid = _badge_spot(pos[u] + vec * 0.5, axis, pos[u][1 - axis], topo.dims[1 - axis], shift)
+            mids.append(mid)
             if wrap:
                 pts += [p, p + vec * 0.6, [np.nan, np.nan], q - vec * 0.6, q]
-                mids.append(p + vec * 0.45)
             else:
                 pts += [p, q]
-                mids.append((p + q) / 2)
         pts = np.array(pts, dtype=float)
         line = Line2D(pts[:, 0], pts[:, 1], color=color, ls=ls, lw=3.0, zorder=5,
                       solid_capstyle="round", label=f"route {k + 1}: {_hops(hops[k])}" if n_paths > 1 else f"{_hops(hops[k])}")
@@ -240,18 +303,12 @@ def _draw_route_torus(topo: Torus, s, d, paths, hops, ax, hop_numbers):
                                      ha="center", va="center_baseline",
                                      color=text_on(color), fontweight="bold",
                                      zorder=8.5, bbox=disc))   # over src, dst rings
-    for r, word in ((s, "src"), (d, "dst")):
-        a.plot(*pos[r], marker="o", ms=13, mfc="none", mec=TEXT_COLOR, mew=2.0, zorder=8)
-        c = topo.coords(r)
-        ha = "left" if c[0] < X - 3 else "right"
-        a.annotate(f"{word} {c}", pos[r], xytext=(9 if ha == "left" else -9, 9), textcoords="offset points",
-                   fontsize=FONT["annotation"], ha=ha, color=TEXT_COLOR, zorder=9,
-                   bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=FAINT_COLOR))
+    ends = _endpoint_labels(a, topo, s, d, pos)
     a.legend(handles=lines, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=FONT["annotation"], frameon=False)
     what = "link-disjoint routes" if len(paths) > 1 else "route"
     a.set_title(f"{'Two' if len(paths) == 2 else len(paths) if len(paths) > 1 else 'The'} {what} "
                 f"{topo.coords(s)} \u2192 {topo.coords(d)} on the {topology_name(topo)}", fontsize=FONT["title"])
-    art.update(paths=lines, hops=hops, badges=badges)
+    art.update(paths=lines, hops=hops, badges=badges, ends=ends)
     art["alt"] = (f"The {topology_name(topo)} grid with "
                   + (f"{len(paths)} link-disjoint routes" if len(paths) > 1 else "the route")
                   + f" from {topo.coords(s)} to {topo.coords(d)} highlighted, "
@@ -359,6 +416,11 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
         """The node's NVSwitch bar, below its GPUs."""
         return lay.nvswitches[node - n]
 
+    def on_bar(gpu, node):
+        """Where ``gpu``'s NVLink meets the top edge of its node's NVSwitch bar: the route
+        runs along that edge, clear of the bar's label in the middle."""
+        return np.array([gpus[gpu][0], nvswitch_pos(node)[1] + 0.15])
+
     def leaf_pos(node):
         return lay.leaves[node - n - cluster.num_nodes]
 
@@ -366,10 +428,9 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
     for k in range(hops):
         a, b = path[k], path[k + 1]
         if a < n and b >= n and b < n + cluster.num_nodes:          # GPU -> NVSwitch
-            segs.append([gpus[a] - [0, half], [gpus[a][0], nvswitch_pos(b)[1]], nvswitch_pos(b)])
+            segs.append([gpus[a] - [0, half], on_bar(a, b)])
         elif a >= n and a < n + cluster.num_nodes:                   # NVSwitch -> GPU
-            p = nvswitch_pos(a)
-            segs.append([p, [gpus[b][0], p[1]], gpus[b] - [0, half]])
+            segs.append([on_bar(path[k - 1], a), on_bar(b, a), gpus[b] - [0, half]])
         elif a < n:                                                   # GPU -> leaf
             segs.append([gpus[a] + [0, half], leaf_pos(b) - [0, 0.3]])
         elif b < n:                                                   # leaf -> GPU
@@ -387,7 +448,7 @@ def draw_fat_tree_route(cluster: GpuCluster, src: int, dst: int, ax=None, *, hop
     if here < n:
         pos = gpus[here]
     elif here < n + cluster.num_nodes:
-        pos = nvswitch_pos(here)
+        pos = on_bar(path[hops - 1], here)
     elif here == cluster.spine_node:
         pos = np.array([leaf_pos(path[hops - 1])[0], spine_y])
     else:

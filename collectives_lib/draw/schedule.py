@@ -95,6 +95,70 @@ def written_slots(schedule: Schedule, step: int):
     return np.concatenate(out_p), np.concatenate(out_s), np.concatenate(out_op)
 
 
+def hatch_key(color_index) -> list:
+    """Legend handles saying what the hatching of slots means: ranks from 9 on carry a hatch
+    beside their colour (:func:`~collectives_lib.draw.style.rank_hatch`), one per group of
+    nine. One handle per hatch in ``color_index`` (the rank colouring each slot, -1: none),
+    naming its ranks; none when no slot is hatched."""
+    from matplotlib.patches import Patch
+
+    idx = np.unique(np.asarray(color_index))
+    idx = idx[idx >= 0]
+    groups = {}
+    for r in idx.tolist():
+        h = (r // len(RANK_COLORS)) % len(RANK_HATCHES)
+        if h:
+            groups.setdefault(h, []).append(r)
+    handles = []
+    for h, ranks in sorted(groups.items()):
+        lo, hi = min(ranks), max(ranks)
+        who = f"rank {lo}" if lo == hi else f"ranks {lo}\u2013{hi}"
+        face = rank_color(lo)
+        handles.append(Patch(facecolor=face, edgecolor=SLOT_EDGE_COLOR, hatch=RANK_HATCHES[h] * 2,
+                             hatchcolor=text_on(face),
+                             label=f"hatched slot: {who}\n(a second cue\nbeside colour)"))
+    return handles
+
+
+#: Slot digits: this share of a slot's pitch (its smaller side), between these sizes in points.
+DIGIT_SHARE, DIGIT_RANGE = 0.6, (FONT["detail"], 11.0)
+
+
+def slot_digit_size(ax, columns: int, rows: int) -> float:
+    """Points of the digits in a grid of ``columns`` x ``rows`` slots filling ``ax`` where it
+    is now: :data:`DIGIT_SHARE` of a slot's pitch, clipped to :data:`DIGIT_RANGE`."""
+    box = ax.get_position()
+    fig = ax.figure
+    while getattr(fig, "figure", None) is not None and fig.figure is not fig:   # a subfigure's top figure
+        fig = fig.figure
+    pitch = min(box.width * fig.get_figwidth() / (columns + 0.2),
+                box.height * fig.get_figheight() / (rows + 0.2)) * 72
+    return float(np.clip(DIGIT_SHARE * pitch, *DIGIT_RANGE))
+
+
+def slot_digits(ax, texts, columns: int, rows: int):
+    """An artist that sizes ``texts`` (the digits of a grid of ``columns`` x ``rows`` slots)
+    by :func:`slot_digit_size` when the figure is drawn, after the layout engine has placed
+    ``ax``: before that its size is a guess (a tall page of panels got 6.5 pt digits in slots
+    with room for 9). Drawn first in the axes (zorder -10), so before the digits; the
+    digits get a size from the guess at once too. Add it with ``ax.add_artist``."""
+    from matplotlib.artist import Artist
+
+    class _Digits(Artist):
+        def draw(self, renderer):
+            size = slot_digit_size(ax, columns, rows)
+            for t in texts:
+                t.set_fontsize(size)
+            self.stale = False
+
+    size = slot_digit_size(ax, columns, rows)
+    for t in texts:
+        t.set_fontsize(size)
+    art = _Digits()
+    art.set_zorder(-10)
+    return art
+
+
 def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, labels: bool | None = None,
                  show_written: bool = True, legend: bool = True, title: str | None = None):
     """Every participant's buffer as a row of slots, after ``after`` steps (0: before step 1).
@@ -196,12 +260,6 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     if labels is None:
         labels = P * S <= 160 and S <= 24
     if labels:
-        # the numbers fill about half a slot (6.5 pt at least, 11 at most): large slots
-        # of a few ranks get digits a reader sees without squinting
-        box = ax.get_position()
-        slot_pt = min(box.width * ax.figure.get_figwidth() / (S + 0.2),
-                      box.height * ax.figure.get_figheight() / (P + 0.2)) * 72
-        digits = float(np.clip(0.42 * slot_pt, FONT["detail"], 11.0))
         for p in range(P):
             for s in range(S):
                 c = int(count[p, s])
@@ -216,8 +274,9 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                     text = str(int(color_idx[p, s]))
                     fc = palette[cidx[p, s]]
                     y = -p
-                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center", fontsize=digits,
-                                     color=text_on(fc), zorder=4))
+                texts.append(ax.text(col[s] + 0.5, y, text, ha="center", va="center",
+                                     fontsize=FONT["detail"], color=text_on(fc), zorder=4))
+        ax.add_artist(slot_digits(ax, texts, S, P))
     ax.set_xlim(-0.1, S + 0.1)
     ax.set_ylim(-P + 0.4, 0.6)
     hide_frame(ax)
@@ -258,12 +317,13 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
                  f"after step {after} of {total}" + (f" ({schedule.steps[after - 1].stage})"
                                                      if schedule.steps[after - 1].stage else ""))
     ax.set_title(title, fontsize=FONT["label"])
-    if legend and written is not None:
+    hatches_key = hatch_key(np.where(count > 0, color_idx, -1))
+    if legend and (written is not None or hatches_key):
         from matplotlib.lines import Line2D
 
-        ops = sorted(set(wop.tolist()))
+        ops = sorted(set(wop.tolist())) if written is not None else []
         handles = [Line2D([], [], color=OP_COLORS[op_name(o)], ls=OP_LINESTYLES[op_name(o)], lw=1.8,
-                          label=f"written this step ({op_name(o)})") for o in ops]
+                          label=f"written this step ({op_name(o)})") for o in ops] + hatches_key
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"],
                   frameon=False, borderaxespad=0.2, handlelength=1.6)
     held = int((count > 0).sum())
@@ -275,7 +335,7 @@ def draw_buffers(schedule: Schedule, after: int = 0, ax=None, *, states=None, la
     alt = (f"Buffers of {P} participants, one row each with {S} slots, {title}: {desc}"
            + (f"; {len(wp)} slots written in this step are outlined" if written is not None else "") + ".")
     return {"slots": slots, "fills": fills, "hatches": hatches, "hatched": hatched, "written": written,
-            "labels": texts,
+            "labels": texts, "color_index": np.where(count > 0, color_idx, -1), "hatch_key": hatches_key,
             "figure": fig, "axes": ax, "alt": alt}
 
 
@@ -415,10 +475,13 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
             ax.text(0, -1.2, note, ha="center", va="top", fontsize=FONT["detail"],
                     color=TEXT_COLOR, zorder=1)
         for a in range(R, P):
-            w = 0.34
+            name = schedule.participant_name(a)
+            # the box fits its name: about 0.6 em a character at FONT["small"], in the
+            # axes' data units (2.6 wide, the axes about 1.9 in on a book figure), 0.34 at least
+            w = max(0.34, 0.06 + 0.6 * len(name) * FONT["small"] / 72 * 2.6 / 1.9)
             ax.add_patch(FancyBboxPatch(pos[a] - [w / 2, 0.1], w, 0.2, boxstyle="round,pad=0.02",
                                         facecolor="white", edgecolor=TEXT_COLOR, lw=1.2, zorder=3))
-            ax.text(*pos[a], schedule.participant_name(a), ha="center", va="center", fontsize=FONT["small"], zorder=4)
+            ax.text(*pos[a], name, ha="center", va="center", fontsize=FONT["small"], zorder=4)
         ax.set_xlim(-1.3, 1.3)
         ax.set_ylim(-1.25, 1.25)
         blank(ax)
@@ -457,13 +520,12 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
                     texts.append(ax.text(*pth[len(pth) // 4], text, ha="center", va="center",
                                          fontsize=FONT["dense"], color=TEXT_COLOR,
                                          zorder=3, bbox=tag))
-    if legend and len(ops):
-        from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.8, label=o)
-                   for code, o in ((COPY, "copy"), (REDUCE, "reduce")) if (ops == code).any()]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"], frameon=False,
-                  borderaxespad=0.0, handlelength=2.2)
+    key = [Line2D([], [], color=OP_COLORS[o], ls=OP_LINESTYLES[o], lw=1.8, label=o)
+           for code, o in ((COPY, "copy"), (REDUCE, "reduce")) if (ops == code).any()]
+    if legend and key:
+        transfer_key(ax, key)
     if title is None:
         title = (f"{schedule.algorithm} {schedule.collective}: {R} ranks" if step is None
                  else step_title(schedule, step))
@@ -474,8 +536,14 @@ def draw_transfers(schedule: Schedule, step: int | None, topology: Topology | No
              "the switch and down to the receiver)"}.get(kind, "on a circle")
     alt = (f"{R} ranks " + where
            + (f" with {n_t} arrows for the transfers of step {step + 1}" if step is not None else "") + ".")
-    return {"arrows": arrows, "heads": heads, "nodes": nodes, "labels": texts,
+    return {"arrows": arrows, "heads": heads, "nodes": nodes, "labels": texts, "key": key,
             "figure": fig, "axes": ax, "alt": alt}
+
+
+def transfer_key(ax, handles):
+    """The key beside a drawing of transfers (its operations, and what else the figure needs)."""
+    return ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT["small"],
+                     frameon=False, borderaxespad=0.0, handlelength=2.2)
 
 
 def step_caption(schedule: Schedule, step: int | None) -> str:
@@ -524,6 +592,8 @@ def draw_schedule_step(schedule: Schedule, step: int | None = None, topology: To
     b = draw_buffers(schedule, after, ax=axes[1], states=states, labels=labels, legend=False,
                      title="buffers before step 1" if step is None else
                      "buffers after it (outlined: slots it wrote)")
+    if b["hatch_key"]:      # what the hatched slots are, under the operations' key
+        transfer_key(axes[0], t["key"] + b["hatch_key"])
     fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} "
                              f"over {schedule.num_ranks} ranks. " + step_caption(schedule, step)),
                  fontsize=FONT["heading"])
@@ -559,10 +629,11 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
         ncols = min(nplots, 4 if schedule.num_slots <= 16 else 3)
     nrows = -(-nplots // ncols)
     P = schedule.num_participants
-    row_h = max(1.2, 0.45 + 0.13 * P)
-    fig, axes = panel_axes(ax, nplots, nrows=nrows, height=min(9.0, row_h * nrows + 0.5))
     if labels is None:
         labels = P * schedule.num_slots <= 64 and ncols <= 4
+    # numbered slots get rows tall enough for 9 pt digits (a 15 pt pitch and more)
+    row_h = max(1.2, 0.45 + 0.13 * P) if not labels else max(1.2, 0.75 + 0.22 * P)
+    fig, axes = panel_axes(ax, nplots, nrows=nrows, height=min(9.0, row_h * nrows + 0.5))
     panels = []
     for a, after in zip(axes, shown):
         title = "start" if after == 0 else (f"step {after}" + (f" \u00b7 {schedule.steps[after - 1].stage}"
@@ -574,13 +645,22 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
             a.set_yticks([])
         panels.append(art)
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     present = set()
     for st in schedule.steps:
         present |= set(int(o) for o in np.unique(st.traffic.op))
     handles = [Line2D([], [], color=OP_COLORS[op_name(o)], ls=OP_LINESTYLES[op_name(o)], lw=1.8,
                       label=f"slot written by a {op_name(o)}") for o in sorted(present)]
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FONT["annotation"], frameon=False)
+    for h in hatch_key(np.concatenate([p["color_index"].ravel() for p in panels])):
+        h.set_label(h.get_label().replace("\n(a second cue\nbeside", "\n(a second cue beside"))
+        handles.append(h)
+    if schedule.collective.reduces:   # what the fill says, and why a large grid has no numbers
+        handles.append(Patch(facecolor="none", edgecolor="none", label=(
+            "fill height and number:\ncontributions summed so far" if labels else
+            "fill height: contributions summed\nso far (too many slots to number)")))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=FONT["annotation"],
+               frameon=False, handlelength=1.8)
     fig.suptitle(_wrap_title(f"{schedule.algorithm.replace('_', ' ')} {schedule.collective.replace('_', '-')} over "
                              f"{schedule.num_ranks} ranks: every buffer, step by step "
                              f"(rows: ranks; colour: {'origin' if schedule.collective.layout == 'pairs' else 'owner'} rank)"),

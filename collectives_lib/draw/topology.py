@@ -200,13 +200,16 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
         ids = np.arange(len(links))
         offset = 0.035
         cmap, norm = value_norm(link_values)
-    paths = []
+    paths, outer = [], set()
     for lid in ids.tolist():
         p, q = pos[links.src[lid]], pos[links.dst[lid]]
         d = q - p
         u = d / np.hypot(*d)
         nrm = np.array([u[1], -u[0]]) * offset
         paths.append(np.array([p + u * node_r + nrm, q - u * node_r + nrm]))
+        step = (int(links.dst[lid]) - int(links.src[lid])) % n      # 1: clockwise (rank order)
+        if offset and float(np.dot(nrm, p + q)) > 0:
+            outer.add("clockwise" if step == 1 else "counter-clockwise")
     if link_values is None:
         coll = LineCollection(paths, colors=LINK_COLORS[klass], linewidths=1.8, zorder=1)
     else:
@@ -225,7 +228,7 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
     if labels:
         for r in range(n):
             texts.append(ax.text(*pos[r], str(r), ha="center", va="center",
-                                 fontsize=FONT["small"] if n <= 16 else FONT["dense"], zorder=4))
+                                 fontsize=FONT["annotation"] if n <= 16 else FONT["dense"], zorder=4))
     ax.set_xlim(-1.25, 1.25)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
@@ -233,9 +236,28 @@ def _draw_ring_topology(topo: Torus, ax, *, labels, highlight, link_values, valu
     ax.set_title(title or f"{topology_name(topo)} ({'full-duplex' if topo.bidirectional else 'one-way'} links, "
                  f"{format_rate(links.bandwidth[0])} each)", fontsize=FONT["title"])
     cbar = value_colorbar(fig, ax, cmap, norm, value_label) if link_values is not None else None
+    key = _ring_direction_key(ax, outer) if link_values is not None and topo.bidirectional else None
     alt = f"A ring of {n} ranks drawn as a circle, each linked to its two neighbours."
-    return {"nodes": nodes, "links": coll, "labels": texts, "colorbar": cbar,
+    if key is not None:
+        alt = alt[:-1] + ("; each link is two strokes, one per direction, the outer one "
+                          f"{min(outer)} and the inner one the other way.")
+    return {"nodes": nodes, "links": coll, "labels": texts, "colorbar": cbar, "direction_key": key,
             "figure": fig, "axes": ax, "alt": alt}
+
+
+def _ring_direction_key(ax, outer):
+    """The key in the middle of a ring coloured by load: which of a link's two strokes is
+    which direction (``outer``: the directions drawn outside, one of them)."""
+    from matplotlib.lines import Line2D
+
+    out = min(outer) if outer else "counter-clockwise"
+    inner = "clockwise" if out == "counter-clockwise" else "counter-clockwise"
+    towards = {"clockwise": "r \u2192 r + 1", "counter-clockwise": "r \u2192 r \u2212 1"}
+    handles = [Line2D([], [], color=MUTED_COLOR, lw=2.2, label=f"{where}: {way}\n({towards[way]})")
+               for where, way in (("outer", out), ("inner", inner))]
+    return ax.legend(handles=handles, loc="center", fontsize=FONT["annotation"], frameon=False,
+                     title="two strokes a link,\none each way:", title_fontsize=FONT["annotation"],
+                     handlelength=1.0, handletextpad=0.5, labelspacing=0.6)
 
 
 def _draw_torus_3d(topo: Torus, ax, *, labels, highlight, link_values, value_label, title):
@@ -586,17 +608,8 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
     ax.set_ylim(-1.1 if has_dcn else -0.8, (Y + 1.9) if has_dcn else Y - 0.2)
     ax.set_aspect("equal")
     blank(ax)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
     gen = sl.generation
-    extra = [Line2D([], [], color=LINK_COLORS["pcie"], ls=LINK_LINESTYLES["pcie"], lw=1.5,
-                    label=f"PCIe chip\u2013host, {format_rate(float(gen.pcie_bandwidth))}"),
-             Patch(facecolor=tint(LINK_COLORS["pcie"], 0.10), edgecolor=tint(LINK_COLORS["pcie"], 0.5),
-                   label=f"one host's {hx}x{hy} chips")]
-    if has_dcn:
-        extra.append(Line2D([], [], color=LINK_COLORS["dcn"], ls=LINK_LINESTYLES["dcn"], lw=1.5,
-                            label=f"DCN, {format_rate(dcn_bw)} per {'host' if hy >= Y else 'slice'}"))
+    extra = _system_key(gen, sl.host_shape, dcn_bw if has_dcn else None, per_host=hy >= Y, named=labels)
     ici_label = f"ICI, {format_rate(float(gen.ici_bandwidth))} each way"
     key = class_legend(ax, [("ici", ici_label)], wrap=bool(wraps.any()), extra=extra,
                        loc="upper center", bbox=(0.5, -0.02), ncol=2)
@@ -615,6 +628,27 @@ def draw_tpu_system(system, ax=None, *, link_values=None, value_label: str = "li
         cbar = value_colorbar(fig, ax, cmap, norm, value_label)
     return {"nodes": chips, "hosts": host_boxes, "links": {"ici": ici, "pcie": pcie, "dcn": dcn},
             "labels": texts, "colorbar": cbar, "figure": fig, "axes": ax, "alt": alt}
+
+
+def _system_key(gen, host_shape, dcn_bw, *, per_host: bool, named: bool) -> list:
+    """The key of :func:`draw_tpu_system` beside its ICI entry: PCIe, a host's block, a chip,
+    a host (the white squares) and, with ``dcn_bw``, the DCN."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    hx, hy = host_shape
+    pcie = LINK_COLORS["pcie"]
+    extra = [Line2D([], [], color=pcie, ls=LINK_LINESTYLES["pcie"], lw=1.5,
+                    label=f"PCIe chip\u2013host, {format_rate(float(gen.pcie_bandwidth))}"),
+             Patch(facecolor=tint(pcie, 0.10), edgecolor=tint(pcie, 0.5), label=f"one host's {hx}x{hy} chips"),
+             Line2D([], [], ls="none", marker="s", ms=7, mfc=NODE_COLOR, mec=NODE_EDGE_COLOR, mew=0.8,
+                    label=f"TPU {gen.name} chip"),
+             Line2D([], [], ls="none", marker="s", ms=8, mfc="white", mec=pcie, mew=1.4,
+                    label="host: the CPU server" + (" (H0, H1...)" if named else ""))]
+    if dcn_bw is not None:
+        extra.append(Line2D([], [], color=LINK_COLORS["dcn"], ls=LINK_LINESTYLES["dcn"], lw=1.5,
+                            label=f"DCN, {format_rate(dcn_bw)} per {'host' if per_host else 'slice'}"))
+    return extra
 
 
 def _both_ways(topo, values, u: int, v: int) -> float:
