@@ -114,9 +114,11 @@ def hatch_key(color_index) -> list:
         lo, hi = min(ranks), max(ranks)
         who = f"rank {lo}" if lo == hi else f"ranks {lo}\u2013{hi}"
         face = rank_color(lo)
-        handles.append(Patch(facecolor=face, edgecolor=SLOT_EDGE_COLOR, hatch=RANK_HATCHES[h] * 2,
-                             hatchcolor=text_on(face),
-                             label=f"hatched slot: {who}\n(a second cue\nbeside colour)"))
+        key = Patch(facecolor=face, edgecolor=SLOT_EDGE_COLOR, hatch=RANK_HATCHES[h] * 2,
+                    label=f"hatched slot: {who}\n(a second cue\nbeside colour)")
+        if hasattr(key, "set_hatchcolor"):      # matplotlib 3.11; before it, the edge colour
+            key.set_hatchcolor(text_on(face))
+        handles.append(key)
     return handles
 
 
