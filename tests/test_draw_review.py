@@ -18,7 +18,7 @@ from matplotlib.text import Text  # noqa: E402
 
 import collectives_lib as cl  # noqa: E402
 from collectives_lib import draw as D  # noqa: E402
-from collectives_lib.draw.figure import _top_figure  # noqa: E402
+from collectives_lib.draw.figure import top_figure  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -34,7 +34,7 @@ def close_figures():
 
 def drawn(art):
     """The figure of ``art``, laid out and drawn (explorer figures have no pyplot canvas)."""
-    fig = _top_figure(art["figure"])
+    fig = top_figure(art["figure"])
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     return fig, canvas.get_renderer()

@@ -76,7 +76,8 @@ def panel_axes(ax, n: int, *, nrows: int = 1, height: float | None = None, **kw)
     return fig, flat[:n]
 
 
-def _top_figure(fig):
+def top_figure(fig):
+    """The figure a subfigure (or an artist) belongs to, at the top."""
     while hasattr(fig, "figure") and fig.figure is not fig and fig.figure is not None:
         fig = fig.figure
     return fig
@@ -124,7 +125,7 @@ def frame_png(figure) -> bytes:
     fits its card's width, so the frame shows at the figure's width in CSS pixels."""
     from ..book.explore import render_png
 
-    return render_png(_top_figure(figure), dpi=round(DPI * FRAME_HIDPI), compact=True)
+    return render_png(top_figure(figure), dpi=round(DPI * FRAME_HIDPI), compact=True)
 
 
 def player_frames(draw_frame):
@@ -149,7 +150,7 @@ def show(figure: Any, alt: str | None = None, *, compact: bool = True,
     if isinstance(figure, Mapping):
         alt = alt or figure.get("alt")
         figure = figure["figure"]
-    figure = _top_figure(figure)
+    figure = top_figure(figure)
     if not alt:
         raise ValueError("show() needs alt text: pass alt='...' (a sentence saying what the figure shows)")
     shown = width or round(figure.get_figwidth() * DPI)

@@ -14,7 +14,7 @@ from .style import (EMPTY_COLOR, FAINT_COLOR, FONT, HATCH_STROKES, OP_COLORS, OP
                     RANK_HATCHES, SLOT_EDGE_COLOR, TEXT_COLOR, op_name, rank_color, rank_colors, text_on,
                     tint)
 from .figure import (axes_for, blank, grid_ticks, hide_frame, new_figure, panel_axes,
-                     player_frames)
+                     player_frames, top_figure)
 from .layout import arrow_heads, grid_coords, rects, schedule_layout
 from .topology import draw_circles, draw_torus_links
 
@@ -95,11 +95,11 @@ def written_slots(schedule: Schedule, step: int):
     return np.concatenate(out_p), np.concatenate(out_s), np.concatenate(out_op)
 
 
-def hatch_key(color_index) -> list:
+def hatch_key(color_index, note: str = "\n(a second cue\nbeside colour)") -> list:
     """Legend handles saying what the hatching of slots means: ranks from 9 on carry a hatch
     beside their colour (:func:`~collectives_lib.draw.style.rank_hatch`), one per group of
     nine. One handle per hatch in ``color_index`` (the rank colouring each slot, -1: none),
-    naming its ranks; none when no slot is hatched."""
+    naming its ranks, then ``note``; none when no slot is hatched."""
     from matplotlib.patches import Patch
 
     idx = np.unique(np.asarray(color_index))
@@ -115,7 +115,7 @@ def hatch_key(color_index) -> list:
         who = f"rank {lo}" if lo == hi else f"ranks {lo}\u2013{hi}"
         face = rank_color(lo)
         key = Patch(facecolor=face, edgecolor=SLOT_EDGE_COLOR, hatch=RANK_HATCHES[h] * 2,
-                    label=f"hatched slot: {who}\n(a second cue\nbeside colour)")
+                    label=f"hatched slot: {who}{note}")
         if hasattr(key, "set_hatchcolor"):      # matplotlib 3.11; before it, the edge colour
             key.set_hatchcolor(text_on(face))
         handles.append(key)
@@ -130,9 +130,7 @@ def slot_digit_size(ax, columns: int, rows: int) -> float:
     """Points of the digits in a grid of ``columns`` x ``rows`` slots filling ``ax`` where it
     is now: :data:`DIGIT_SHARE` of a slot's pitch, clipped to :data:`DIGIT_RANGE`."""
     box = ax.get_position()
-    fig = ax.figure
-    while getattr(fig, "figure", None) is not None and fig.figure is not fig:   # a subfigure's top figure
-        fig = fig.figure
+    fig = top_figure(ax.figure)
     pitch = min(box.width * fig.get_figwidth() / (columns + 0.2),
                 box.height * fig.get_figheight() / (rows + 0.2)) * 72
     return float(np.clip(DIGIT_SHARE * pitch, *DIGIT_RANGE))
@@ -654,9 +652,8 @@ def draw_schedule_steps(schedule: Schedule, ax=None, *, states=None, max_panels:
         present |= set(int(o) for o in np.unique(st.traffic.op))
     handles = [Line2D([], [], color=OP_COLORS[op_name(o)], ls=OP_LINESTYLES[op_name(o)], lw=1.8,
                       label=f"slot written by a {op_name(o)}") for o in sorted(present)]
-    for h in hatch_key(np.concatenate([p["color_index"].ravel() for p in panels])):
-        h.set_label(h.get_label().replace("\n(a second cue\nbeside", "\n(a second cue beside"))
-        handles.append(h)
+    handles += hatch_key(np.concatenate([p["color_index"].ravel() for p in panels]),
+                         note="\n(a second cue beside colour)")
     if schedule.collective.reduces:   # what the fill says, and why a large grid has no numbers
         handles.append(Patch(facecolor="none", edgecolor="none", label=(
             "fill height and number:\ncontributions summed so far" if labels else
