@@ -84,16 +84,16 @@ def test_every_fitted_constant_names_its_runs_and_a_refit_gives_its_value():
 def test_held_out_runs_meet_the_goals():
     """On the runs no constant was fitted on (health yes or unknown), the share that meets
     both goals; every other one is an exception with its reason (above). The number is
-    the model's today (41 of 58: runs added since that miss lower the share, not the count),
+    the model's today (41 of 56: runs added since that miss lower the share, not the count),
     a floor against regressions, not the 90% the model aims at."""
     held = [SUMMARIES[r.run_id] for r in MODELLED if r.held_out and r.healthy != "no"]
-    assert len(held) >= 58
+    assert len(held) >= 56
     ok = sum(s.meets_goals() for s in held)
-    assert ok >= 41 and ok / len(held) >= 0.70, (ok, len(held))
+    assert ok >= 41 and ok / len(held) >= 0.72, (ok, len(held))
     per = V.by_collective(held)
     for collective in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
         assert per[collective][1] >= 2, collective                # each held to the goals on held-out runs
-    assert per["all_reduce"][0] / per["all_reduce"][1] >= 0.70
+    assert per["all_reduce"][0] / per["all_reduce"][1] >= 0.72
     assert per["all_to_all"][0] / per["all_to_all"][1] >= 0.85
 
 
@@ -171,3 +171,30 @@ def test_the_gib_plugin_latency_is_judged_on_runs_it_was_not_fitted_on():
     with V.constants({"PLUGIN_LATENCY.gib": 0.0}):
         assert not V.summarize(V.run(held)).meets("small")
 
+
+def test_the_mnnvl_tree_share_applies_to_racks_of_trays_and_nowhere_else():
+    """NVLS_TREE_MNNVL (fitted) scales NVLS_TREE's NVLink part where each node is a
+    rack's NVLink partition of several trays, which NCCL treats as one node; 8-GPU
+    nodes joined by NVLS_TREE and one rack's NVLS keep their time."""
+    from collectives_lib import estimate
+    from collectives_lib.nccl.comm import comm_for
+    assert comm_for(parse_topology("dgx-b200:2")).hosts == 1
+    assert comm_for(parse_topology("gb200-tray:2")).hosts == 1
+    assert comm_for(parse_topology("gb200-nvl72:2:trays=16")).hosts == 16
+    assert comm_for(parse_topology("gb200-nvl72:3")).hosts == 18
+
+    def time(spec):
+        e = estimate("all_reduce", parse_topology(spec), 2**33, model="nccl")
+        return e.nccl_algorithm, e.time
+    specs = ("gb200-nvl72:2:trays=16", "dgx-b200:2", "gb200-nvl72:1")
+    at = {}
+    for v in (1.0, 0.5):
+        with V.constants({"NVLS_TREE_MNNVL": v}):
+            at[v] = {s: time(s) for s in specs}
+    assert at[1.0]["gb200-nvl72:2:trays=16"][0] == "NVLS_TREE"
+    assert at[0.5]["gb200-nvl72:2:trays=16"][1] > 1.8 * at[1.0]["gb200-nvl72:2:trays=16"][1]
+    assert at[0.5]["dgx-b200:2"] == at[1.0]["dgx-b200:2"]
+    assert at[0.5]["gb200-nvl72:1"] == at[1.0]["gb200-nvl72:1"]
+    fitted = V.FITTED["NVLS_TREE_MNNVL"]
+    assert not V.run("gb300-nvl72-2rack-allreduce-oci").fitted      # judged on, not fitted on
+    assert set(fitted.runs) == {"gb200-nvl72-2rack-allreduce-oci", "gb200-nvl72-3rack-allreduce-oci"}

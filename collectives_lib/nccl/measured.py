@@ -22,7 +22,8 @@ models. Its constants are fitted to named published runs
   :func:`~collectives_lib.nccl.graphs.nvls_channels`), more than the search's
   heads the tuner counts, so its per-channel cap applies per launched channel,
   and the NVLink part runs at the NVLink speed the one-node search finds; the
-  NICs still bound it.
+  NICs still bound it. Racks of GB200/GB300 trays joined this way keep
+  :data:`NVLS_TREE_MNNVL` of it (fitted, not derived).
 * **The launch.** One process driving ``G`` GPUs (nccl-tests ``-g G``) launches
   each GPU's kernel in turn, and successive iterations overlap, so an
   iteration takes at least ``G`` launches: ``max(time, G * LAUNCH)``
@@ -69,6 +70,15 @@ LAUNCH_GRAPH = 4.2e-6
 #: "Not set"); Google's gIB plugin (RoCE on GKE and GCE A3 Ultra and A4) is not public, so
 #: its figure is fitted (fits.csv).
 PLUGIN_LATENCY = {"gib": 14e-6}
+#: The share of the NVLS bandwidth one NVLink domain reaches that NVLS_TREE keeps when it
+#: joins domains that span several hosts (MNNVL: racks of GB200/GB300 trays, each rack one
+#: NCCL node) over the network: fitted (fits.csv), not derived. NCCL's source gives no such
+#: loss: its tuner prices the rack's NVLink part as on one rack (the network term, twice
+#: bw_inter on two nodes, does not bind), the heads' NICs carry a 32nd of the message, and
+#: the kernel moves the same bytes over NVLink as NVLS on one rack (its one difference, 6
+#: and 5 scatter and gather warps on a head with a tree parent against 8 and 7, is on
+#: every channel on two racks and on three alike). 8-GPU nodes joined by NVLS_TREE keep 1.
+NVLS_TREE_MNNVL = 0.88
 SOURCE = "nccl-p2p-model"
 
 
@@ -125,15 +135,18 @@ def parse_launch(value, gpus_per_node: int) -> Launch:
 
 def _nvls_tree_bandwidth(p: Prediction, comm: Comm) -> float:
     """NVLS_TREE as NCCL runs it (bytes/s against nBytes): per head the least of the
-    NVLink part at the one-node NVLS speed, the network part (twice bw_inter on two
-    nodes, as the tuner), and the tuner's per-channel cap over the channels NCCL
-    launches; no more than the heads' NICs carry."""
+    NVLink part at the one-node NVLS speed (times :data:`NVLS_TREE_MNNVL` where the nodes
+    are racks of trays), the network part (twice bw_inter on two nodes, as the tuner),
+    and the tuner's per-channel cap over the channels NCCL launches; no more than the
+    heads' NICs carry."""
     g = comm.graphs["nvls"]
     heads = g.channels
     one_node = search(comm.profile, nodes=1, ppn=comm.ppn)["nvls"]
     if one_node is None or heads < 2:
         return p.bandwidth
     eff = T.NVLS_EFFICIENCY[comm.arch] * (heads - 1) / heads * 2 * comm.scale.nvlink
+    if comm.hosts > 1:                  # racks joined: what they keep of one rack's NVLS (fitted)
+        eff *= NVLS_TREE_MNNVL
     intra = nvls_speed(comm.profile, comm.ppn, one_node.channels, one_node.bw_intra) * eff
     inter = g.bw_inter * (2 if comm.nodes <= 2 else 1)
     launched = nvls_channels(comm.profile, nodes=comm.nodes, ppn=comm.ppn)

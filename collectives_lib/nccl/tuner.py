@@ -105,6 +105,7 @@ class Comm:
     oversubscription: float = 1.0      # the leaves' uplinks carry 1/oversubscription of their NICs
     nodes_per_su: int = 0              # nodes under one leaf per rail (0: all of them)
     latency_inter: float = 0.0         # us: the network plugin's reported latency (graph->latencyInter)
+    hosts: int = 1                     # hosts (compute trays) one node's NVLink domain joins: >1 is MNNVL
 
     @staticmethod
     def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
@@ -177,7 +178,15 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
     return Comm(nodes, ppn, profile, scaled, system.nvls if nvls is None else bool(nvls), collnet,
                 launched_channels(graphs, nodes=nodes, sm=profile.sm), dtype, tuple(algorithms),
                 tuple(protocols), nics, scale, graphs, float(oversubscription), int(nodes_per_su),
-                float(latency_inter) if nodes > 1 else 0.0)
+                float(latency_inter) if nodes > 1 else 0.0, domain_hosts(system, ppn))
+
+
+def domain_hosts(system: hw.GpuSystem, ppn: int) -> int:
+    """The hosts (compute trays of ``system.tray_gpus`` GPUs) that ``ppn`` GPUs of one
+    NVLink domain sit on: 1 on an 8-GPU node or a single tray; more on a rack's NVLink
+    partition, which NCCL treats as one node (multi-node NVLink, MNNVL: the clique)."""
+    tray = int(system.tray_gpus or 0)
+    return max(1, -(-int(ppn) // tray)) if tray else 1
 
 
 def _scaled(graphs: dict, scale: Scale, nodes: int) -> dict:
