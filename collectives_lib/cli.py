@@ -424,7 +424,7 @@ def _diagnose_parser(sub) -> None:
              "preset, as NCCL's model needs one (dgx-a100:M, dgx-h100:M, dgx-h200:M, "
              "dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, gb300-tray:M, "
              "gb200-nvl72:M, gb300-nvl72:M, h100-cluster:M, gb200-cluster:M; M nodes, "
-             "trays or racks; :gpus=G, :trays=T, :nics=NxR, :fabric=ib|roce|gib as in "
+             "trays or racks; :gpus=G, :trays=T, :nics=NxR or NxPxR, :fabric=ib|roce|gib as in "
              "the other verbs)")
     p.add_argument(
         "--env", action="append", default=[], metavar="NCCL_X=VALUE",

@@ -39,6 +39,21 @@ def test_nics_per_node_and_their_speed_are_a_spec_parameter():
     assert big4.time / big8.time == pytest.approx(2.0, rel=0.05)
 
 
+def test_the_ports_of_a_nic_are_one_device_as_nccl_fuses_them():
+    """nics=NxPxR: N NICs of P ports of R Gb/s. NCCL fuses the ports of one NIC into one
+    network device of their summed speed (NCCL_NET_MERGE_LEVEL=PORT by default), so 8 dual-
+    port 200G NICs are 8 devices of 400G: each NVLS head gets 48 GB/s, and 2 H100 nodes run
+    NVLS_TREE as on 8 x 400G, where 16 single 200G NICs give each head 24 and NCCL a ring."""
+    fused = parse_topology("dgx-h100:2:nics=8x2x200:fabric=roce")
+    assert (fused.nics_per_node, fused.nic_rate) == (8, 50e9)
+    assert fused == parse_topology("dgx-h100:2:nics=8x400:fabric=roce")
+    ports = parse_topology("dgx-h100:2:nics=16x200:fabric=roce")
+    assert comm_for(fused).graphs["nvls"].bw_inter == pytest.approx(48.0)
+    assert comm_for(ports).graphs["nvls"].bw_inter == pytest.approx(24.0)
+    assert cl.estimate("all_reduce", fused, 8 * GiB, model="nccl").nccl_algorithm == "NVLS_TREE"
+    assert cl.estimate("all_reduce", ports, 8 * GiB, model="nccl").nccl_algorithm == "RING"
+
+
 def test_one_gpu_per_node_and_gpus_of_a_node():
     two = parse_topology("dgx-h100:2:gpus=1")
     assert two.num_ranks == 2 and two.gpus_per_node == 1 and two.nics_per_node == 1
@@ -61,6 +76,7 @@ def test_nvlink_partitions_of_a_rack():
 
 @pytest.mark.parametrize("spec, match", [
     ("dgx-h100:1:nics=4x200", "between nodes"), ("dgx-h100:2:nics=4", "NxR"),
+    ("dgx-h100:2:nics=8x0x200", "at least one port"), ("dgx-h100:2:nics=8x2x", "NxPxR"),
     ("dgx-h100:2:trays=2", "not a rack"), ("gb200-nvl72:2:trays=19", "18 compute trays"),
     ("dgx-h100:2:gpus=9", "8 GPUs per node"), ("dgx-h100:2:fabric=ethernet", "ib, roce"),
     ("dgx-h100:2:speed=1", "not understood"), ("dgx-h100:2:gpus=2:gpus=3", "twice"),

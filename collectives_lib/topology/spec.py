@@ -35,7 +35,9 @@ TOPOLOGY_HELP = (
     "preset takes :KEY=VALUE parameters: gpus=G (G GPUs per node, down to 1; on one node, G of "
     "its GPUs), trays=T (rack presets: NVLink partitions of T trays, 4T GPUs, e.g. "
     "gb200-nvl72:2:trays=16), nics=NxR (N NICs of R Gb/s per node, per tray on rack presets, "
-    "e.g. dgx-a100:3:nics=4x200), fabric=ib|roce|gib (gib: RoCE through Google's gIB plugin)"
+    "e.g. dgx-a100:3:nics=4x200) or nics=NxPxR (N NICs of P ports of R Gb/s, which NCCL fuses "
+    "into one device per NIC, e.g. nics=8x2x200), fabric=ib|roce|gib (gib: RoCE through "
+    "Google's gIB plugin)"
 )
 
 #: Parameters a GPU preset spec takes, and what they mean (TOPOLOGY_HELP says the same).
@@ -266,13 +268,20 @@ def _cluster_kwargs(system, params: dict, spec) -> dict:
     if gpus is not None:
         out["gpus_per_node"] = gpus
     if "nics" in params:
-        m = re.match(r"^(\d+)x(\d+(?:\.\d+)?)(?:g|gb|gbps)?$", params["nics"])
+        m = re.match(r"^(\d+)x(?:(\d+)x)?(\d+(?:\.\d+)?)(?:g|gb|gbps)?$", params["nics"])
         if not m:
             raise CollectivesError(
                 f"nics={params['nics']!r} is not understood; give NxR: N NICs of R Gb/s per node "
-                f"(per compute tray on a rack preset), e.g. nics=4x200")
+                f"(per compute tray on a rack preset), e.g. nics=4x200, or NxPxR: N NICs of P "
+                f"ports of R Gb/s, e.g. nics=8x2x200")
         count = check_num_ranks(int(m.group(1)), what="NICs per node")
-        rate = float(m.group(2)) * 1e9 / 8          # Gb/s -> bytes/s
+        ports = 1 if m.group(2) is None else int(m.group(2))
+        if ports < 1:
+            raise CollectivesError(f"nics={params['nics']!r}: a NIC has at least one port, not {ports}")
+        # NCCL fuses the ports of one NIC into one network device of their summed speed
+        # (NCCL_NET_MERGE_LEVEL=PORT, the default: src/graph/topo.cc ncclTopoGetFusionEnv;
+        # NCCL_IB_MERGE_NICS=1 from 2.21), so a NIC of P ports is one device of P x R
+        rate = ports * float(m.group(3)) * 1e9 / 8          # Gb/s -> bytes/s
         if not rate > 0:
             raise CollectivesError(f"nics={params['nics']!r}: a NIC's rate must be positive")
         if system.tray_gpus and system.gpus_per_node > system.tray_gpus:
