@@ -6,6 +6,8 @@ the goals (median error at 1 MiB and above within 15% of the measured time, from
 to 1 MiB within 35%) are held on the runs the model was not fitted on.
 benchmarks/bench_validation.py prints the table and the leave-one-run-out figures.
 """
+import re
+
 import pytest
 
 from collectives_lib.nccl import measured
@@ -62,8 +64,10 @@ def test_the_specs_describe_the_runs_machines():
         if r.num_nodes > 1 and nics and gbps and hasattr(topo, "nics_per_node"):
             per_tray = topo.system.tray_gpus and topo.system.gpus_per_node > topo.system.tray_gpus
             trays = topo.gpus_per_node // topo.system.tray_gpus if per_tray else 1
-            assert topo.nics_per_node == int(nics) * trays, r.run_id
-            assert topo.nic_rate == int(gbps) * 1e9 / 8, r.run_id
+            fused = re.search(r"nics=\d+x(\d+)x\d+", r.topology)     # NICs of P ports: runs.csv counts ports
+            ports = int(fused.group(1)) if fused else 1
+            assert topo.nics_per_node * ports == int(nics) * trays, r.run_id
+            assert topo.nic_rate == ports * int(gbps) * 1e9 / 8, r.run_id
         launch = meta[r.run_id]["launch"]
         if launch.startswith("gpus-per-process"):
             assert r.options.get("launch", "").startswith(launch), r.run_id
@@ -84,16 +88,16 @@ def test_every_fitted_constant_names_its_runs_and_a_refit_gives_its_value():
 def test_held_out_runs_meet_the_goals():
     """On the runs no constant was fitted on (health yes or unknown), the share that meets
     both goals; every other one is an exception with its reason (above). The number is
-    the model's today (41 of 56: runs added since that miss lower the share, not the count),
+    the model's today (42 of 56: runs added since that miss lower the share, not the count),
     a floor against regressions, not the 90% the model aims at."""
     held = [SUMMARIES[r.run_id] for r in MODELLED if r.held_out and r.healthy != "no"]
     assert len(held) >= 56
     ok = sum(s.meets_goals() for s in held)
-    assert ok >= 41 and ok / len(held) >= 0.72, (ok, len(held))
+    assert ok >= 42 and ok / len(held) >= 0.75, (ok, len(held))
     per = V.by_collective(held)
     for collective in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
         assert per[collective][1] >= 2, collective                # each held to the goals on held-out runs
-    assert per["all_reduce"][0] / per["all_reduce"][1] >= 0.72
+    assert per["all_reduce"][0] / per["all_reduce"][1] >= 0.75
     assert per["all_to_all"][0] / per["all_to_all"][1] >= 0.85
 
 
