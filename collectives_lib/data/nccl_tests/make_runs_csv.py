@@ -290,7 +290,7 @@ WAVE2 = {   # the structured columns of the runs transcribed in wave 2
 for r in RUNS:
     r.update(WAVE2[r["run_id"]], added="wave2")
 from runs_wave3 import WAVE3   # noqa: E402  (the runs transcribed in wave 3, with every column)
-RUNS += [dict(r, added="wave3") for r in WAVE3]
+RUNS += [dict(r, added=r.get("added", "wave3")) for r in WAVE3]
 from runs_wave4 import WAVE4   # noqa: E402  (the runs transcribed in wave 4, with every column)
 RUNS += [dict(r, added="wave4") for r in WAVE4]
 assert len({r["run_id"] for r in RUNS}) == len(RUNS), "duplicate run_id"

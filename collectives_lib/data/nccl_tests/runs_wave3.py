@@ -89,14 +89,23 @@ WBR = dict(collective="all_reduce", gpu="H100 80GB HBM3 SXM5 (HGX 8-GPU host, sh
            healthy="unknown", launch="", nics_per_node="", nic_gbps="", fabric="nvlink-only", dtype="float",
            gpu_model="H100-SXM5",
            health_evidence="none: personal benchmark on a shared host (other tenants on GPUs outside the slice, other_tenants.csv)")
+#: The arms of the two reports below transcribed in wave 5 (runs.csv marks them added=wave5).
+WAVE5_ARMS = {"h100x2of8-auto-allreduce-ncclcollbench", "h100x4of8-auto-allreduce-ncclcollbench",
+              "h100x4of8-ring-allreduce-ncclcollbench", "h100x6of8-nvls-allreduce-ncclcollbench",
+              "h100x4of8-small-allreduce-symmetric-cudagraph-ncclcollbench"}
 SCALING = "scaling_attributed/report.md: 9 arms, -g 2/4/6 x {auto, NCCL_ALGO=Ring, NCCL_ALGO=NVLS}, host GPUs 2..7"
 for rid, g, algo, peak in [("h100x2of8-ring-allreduce-ncclcollbench", 2, "Ring", "348 GB/s busbw (= algbw at 2 ranks)"),
                            ("h100x2of8-nvls-allreduce-ncclcollbench", 2, "NVLS", "207 GB/s, 40% below Ring on 2 GPUs ('a disaster', the author)"),
                            ("h100x4of8-nvls-allreduce-ncclcollbench", 4, "NVLS", "376 GB/s, 3% above the tuner's Ring choice at 4 GPUs"),
                            ("h100x6of8-ring-allreduce-ncclcollbench", 6, "Ring", "367 GB/s"),
-                           ("h100x6of8-auto-allreduce-ncclcollbench", 6, None, "443 GB/s; the tuner picks NVLS at 6 GPUs (TUNING lines)")]:
+                           ("h100x6of8-auto-allreduce-ncclcollbench", 6, None, "443 GB/s; the tuner picks NVLS at 6 GPUs (TUNING lines)"),
+                           # wave 5 (WAVE5_ARMS): the other four arms of the same report (byte-identical to the files at 38c093e)
+                           ("h100x2of8-auto-allreduce-ncclcollbench", 2, None, "the tuner picks Ring at 2 GPUs (TUNING lines)"),
+                           ("h100x4of8-auto-allreduce-ncclcollbench", 4, None, "the tuner picks Ring at 4 GPUs (TUNING lines)"),
+                           ("h100x4of8-ring-allreduce-ncclcollbench", 4, "Ring", "Ring forced, the same choice as the tuner's"),
+                           ("h100x6of8-nvls-allreduce-ncclcollbench", 6, "NVLS", "NVLS forced, the same choice as the tuner's")]:
     env = "NCCL_DEBUG=INFO;NCCL_DEBUG_SUBSYS=INIT,TUNING" + (f";NCCL_ALGO={algo}" if algo else "")
-    WAVE3.append(dict(WBR, run_id=rid, gpus_per_node=g,
+    WAVE3.append(dict(WBR, run_id=rid, gpus_per_node=g, added="wave5" if rid in WAVE5_ARMS else "wave3",
                       interconnect=NVL4 + f"; {g} of the 8 GPUs participate",
                       settings=env + "; -w 5 -n 50", env=env, launch=f"gpus-per-process={g}",
                       command=f"{'NCCL_ALGO=' + algo + ' ' if algo else ''}all_reduce_perf -b 256M -e 8G -f 2 -w 5 -n 50 -g {g} (scripts/run_scaling_attributed.sh)",
@@ -108,8 +117,12 @@ for rid, f, extra, env_note, peak in [
         ("h100x4of8-small-allreduce-cudagraph-ncclcollbench", "all_reduce_reg0_graph1.txt", "-R 0 -G 1",
          "CUDA Graph capture (-G 1)", "floor ~16 us with CUDA Graph capture, ~8 us below eager"),
         ("h100x4of8-small-allreduce-symmetric-ncclcollbench", "all_reduce_reg2_graph0.txt", "-R 2 -G 0",
-         "symmetric (window) buffer registration (-R 2)", "eager floor 23.6 us; 4 MiB in 25.6 us vs 43.4 us unregistered")]:
+         "symmetric (window) buffer registration (-R 2)", "eager floor 23.6 us; 4 MiB in 25.6 us vs 43.4 us unregistered"),
+        ("h100x4of8-small-allreduce-symmetric-cudagraph-ncclcollbench", "all_reduce_reg2_graph1.txt", "-R 2 -G 1",
+         "symmetric (window) buffer registration and CUDA Graph capture (-R 2 -G 1)",
+         "floor 19.7 us, above the 16.3 us of CUDA Graph without registration (the report's table)")]:
     WAVE3.append(dict(WBR, run_id=rid, gpus_per_node=4, interconnect=NVL4 + "; 4 of the 8 GPUs participate",
+                      added="wave5" if rid in WAVE5_ARMS else "wave3",
                       settings=(env_note + "; " if env_note else "") + f"{extra} -w 5 -n 50", env="",
                       launch="gpus-per-process=4",
                       command=f"all_reduce_perf -b 8 -e 16M -f 2 -g 4 -w 5 -n 50 {extra} (scripts/run_symmetric_sweep.sh)",
