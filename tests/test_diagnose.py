@@ -117,6 +117,13 @@ def test_every_published_run_reads_as_the_datas_own_parser_reads_it(run):
             assert mine.out_of_place.wrong is None
 
 
+#: Healthy runs whose text names no network (no NCCL log): the tool assumes its preset's
+#: InfiniBand and reads their plateau as a NIC down. Given their fabric (--topology with
+#: fabric=gib) it says the model cannot vouch for that fabric's bandwidth (below).
+READ_AS_INFINIBAND = {"gke-a3ultra-h200x8-2node-roce-allgather-skypilot":
+                      "Google's A3 Ultra test pods over gIB: 325 GB/s at 8 GiB, 86% of the model's ring"}
+
+
 @pytest.mark.parametrize("run", [r for r in RUNS if r.rows[0].get("oop_time_us")],
                          ids=lambda r: r.run_id)
 def test_every_published_run_alone_names_its_datas_preset_or_says_why_not(run):
@@ -133,7 +140,10 @@ def test_every_published_run_alone_names_its_datas_preset_or_says_why_not(run):
         faults = [f.code for f in d.findings if f.severity == "degraded"]
         assert d.verdict == ("degraded" if faults else "unknown")
         assert set(faults) <= {"wrong", "gdr", "socket", "nics", "separate-runs"}, faults
-    if run.healthy == "yes":
+    if run.run_id in READ_AS_INFINIBAND:
+        assert d.verdict == "degraded" and d.finding("nic-down"), d.findings
+        assert "fabric" not in (d.machine.spec or "")          # the text names no network
+    elif run.healthy == "yes":
         assert d.verdict in ("healthy", "unknown"), [f.title for f in d.findings]
     json.loads(json.dumps(d.as_dict(), allow_nan=False),
                parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
@@ -326,6 +336,23 @@ def test_seven_eighths_of_the_bandwidth_across_nodes_is_a_nic_down(run_id, from_
     f = d.finding("nic-down")
     assert f is not None, d.findings
     assert "of the 8 NICs" in f.evidence and d.finding("slow-everywhere") is None
+
+
+def test_on_gib_a_plateau_short_of_the_nics_is_the_models_limit_not_a_nic_down():
+    """Google's gIB plugin is closed: its H200 reference pods reach 86% of the model's ring at
+    8 GiB, as a NIC down would on InfiniBand. Given the fabric, the tool says it cannot tell
+    (and still sees the B200 pods on the same NICs as healthy); the same table said to be
+    InfiniBand is a NIC down."""
+    sky = next(r for r in RUNS if r.run_id in READ_AS_INFINIBAND)
+    d = with_preset(sky)
+    assert "fabric=gib" in sky.topology and d.verdict == "unknown"
+    f = d.finding("model-limit")
+    assert f is not None and "gIB" in f.evidence and "of the 8 NICs" in f.evidence, d.findings
+    assert d.finding("nic-down") is None
+    b200 = next(r for r in RUNS if r.run_id == "gke-a4-b200x8-2node-roce-allgather-clustertoolkit")
+    assert "fabric=gib" in b200.topology and with_preset(b200).verdict == "healthy"
+    ib = cl.diagnose(raw(sky.run_id), sky.topology.replace(":fabric=gib", ""))
+    assert ib.verdict == "degraded" and ib.finding("nic-down") and not ib.finding("model-limit")
 
 
 @pytest.mark.parametrize("run_id", [r.run_id for r in RUNS if r.healthy == "yes" and r.modelled

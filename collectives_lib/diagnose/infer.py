@@ -68,6 +68,22 @@ MACHINES: tuple[MachineRow, ...] = (
                            "nodes: an assumption (hardware.GPU_SYSTEMS['gb200-nvl72'].notes)"),
 )
 
+#: What the model assumes about a scale-out fabric where it cannot vouch for the bandwidth.
+FABRIC_NOTES = {
+    "gib": ("Google's gIB plugin is not public: the model's latency for it is fitted and its "
+            "bandwidth is the NICs'; Google's own A3 Ultra (H200) reference runs fall short of "
+            "that at the plateau by about what one NIC down would cost (the book's data: "
+            "gke-a3ultra-h200x8-2node-roce-allgather-clustertoolkit and -skypilot), while its "
+            "A4 (B200) run meets it"),
+}
+
+
+def _fabric_note(topo, note: str) -> str:
+    """The preset's note, and the fabric's when the model cannot vouch for its bandwidth."""
+    extra = FABRIC_NOTES.get(getattr(topo, "fabric", "")) if isinstance(topo, GpuCluster) else None
+    return "; ".join(x for x in (note, extra) if x)
+
+
 #: Device names of GPUs a driver does not name yet, and what the reader can do.
 UNNAMED = ("Graphics Device",)
 
@@ -568,7 +584,7 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
             if row.domain == system and isinstance(topo, GpuCluster):
                 note = row.fabric_note
         return Machine(**base, topology=_with_collnet(topo, settings, why), spec=spec,
-                       system=system, why=tuple(why), fabric_note=note)
+                       system=system, why=tuple(why), fabric_note=_fabric_note(topo, note))
     if ranks is None:
         return Machine(**base, why=tuple(why), unmatched="the rank count is not known")
     if out.runs > 1:
@@ -602,7 +618,7 @@ def infer_machine(out: Output, topology=None, env: dict | None = None) -> Machin
     note = row.fabric_note if isinstance(topo, GpuCluster) and row.domain and spec.startswith(row.domain) else ""
     return Machine(**base, topology=_with_collnet(topo, settings, why), spec=spec,
                    system=row.system if not spec.startswith(str(row.domain)) else row.domain,
-                   why=tuple(why), fabric_note=note)
+                   why=tuple(why), fabric_note=_fabric_note(topo, note))
 
 
 def _with_collnet(topo: Topology, settings: dict, why: list[str]) -> Topology:
