@@ -35,6 +35,10 @@ def times(comm, collective="all_reduce", sizes=SIZES):
     ("dgx-h100", 64, 1, "tree", (2, 48.0, 24.0)),
     ("dgx-a100", 1, 8, "ring", (12, 20.0, 20.0)),
     ("dgx-a100", 2, 8, "ring", (8, 24.0, 24.0)),
+    # search.cc, pass 2: a tree raises bwIntra up the ladder while it is below twice
+    # bwInter and the channels still fit a GPU's NVLinks (8 x 30 <= 240, 8 x 48 > 240)
+    ("dgx-a100", 2, 8, "tree", (8, 30.0, 24.0)),
+    ("dgx-h100", 2, 8, "tree", (8, 48.0, 48.0)),      # 48 is the top of SM90's ladder
     ("dgx-b200", 1, 8, "ring", (16, 45.0, 45.0)),
     ("dgx-b200", 1, 8, "nvls", (8, 80.0, 90.0)),
     ("dgx-b200", 2, 8, "ring", (8, 48.0, 48.0)),
@@ -43,6 +47,20 @@ def times(comm, collective="all_reduce", sizes=SIZES):
 def test_the_channel_search_finds_what_nccl_prints(system, nodes, ppn, pattern, want):
     g = search(hw.gpu_system(system).nccl, nodes=nodes, ppn=ppn)[pattern]
     assert (g.channels, g.bw_intra, g.bw_inter) == want
+
+
+def test_a_tree_on_two_nodes_of_16_slow_nics_is_priced_above_the_ring():
+    """8 A100s with 16 NICs of 100 Gb/s (OCI BM.GPU4.8): 16 rings of 12 GB/s, and trees
+    raised to 15 GB/s inside the node, which is what NCCL's tuner reads on two nodes;
+    so at 8 GiB NCCL picks the tree, whose bus bandwidth can exceed the NICs' 200 GB/s."""
+    topo = cl.parse_topology("dgx-a100:2:nics=16x100:fabric=roce")
+    comm = cl.nccl.comm.comm_for(topo)
+    assert (comm.graphs["ring"].channels, comm.graphs["ring"].bw_intra) == (16, 12.0)
+    assert (comm.graphs["tree"].channels, comm.graphs["tree"].bw_intra) == (16, 15.0)
+    pick = tuner.choose("all_reduce", 8 * GiB, comm)
+    assert pick.algorithm == "TREE"
+    ring = tuner.predict("all_reduce", 8 * GiB, comm, "RING", "SIMPLE")
+    assert pick.time < ring.time
 
 
 def test_launched_channels_on_dgx_h100():

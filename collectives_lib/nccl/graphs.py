@@ -94,6 +94,24 @@ def _ring_multi_node(profile: NcclProfile, nics: int, ppn: int | None = None) ->
     return Graph(n, s, s, "ring")
 
 
+def _tree_multi_node(profile: NcclProfile, ring: Graph) -> Graph:
+    """The tree across nodes: the ring's channels and network speed, then the search's
+    second pass raises ``bw_intra`` up the ladder while it is below twice ``bw_inter``
+    ("increase bwIntra for trees (2 nodes or collnet)", ``search.cc``) and the same
+    channels still fit: each channel's chain crosses a GPU's NVLinks once each way, so
+    ``channels * bw_intra`` stays within a GPU's NVLink bandwidth. The tuner reads
+    ``bw_intra`` on two nodes, so there a tree can be priced above the ring (8 A100s
+    with 16 NICs of 100 Gb/s: 16 x 12 GB/s rings, 16 x 15 GB/s trees)."""
+    up = ring.bw_intra
+    for x in sorted(_ladder(profile, inter=True)):
+        if x <= up:
+            continue
+        if up >= 2 * ring.bw_inter - _EPS or ring.channels * x > profile.nvlink_bw + _EPS:
+            break
+        up = x
+    return Graph(ring.channels, up, ring.bw_inter, profile.tree_pattern)
+
+
 def _nvls(profile: NcclProfile, ppn: int, inter: bool, nics: int | None = None) -> Graph | None:
     """NVLS: one channel per head (on one node every GPU, at most 32; across nodes one
     per NIC whose local GPU is not a head yet, so at most min(32, NICs, GPUs)); a
@@ -139,7 +157,7 @@ def search(profile: NcclProfile, *, nodes: int, ppn: int, nics: int | None = Non
             # a tree with one GPU per node raises bw_intra while it is below twice bw_inter
             tree = Graph(ring.channels, min(2 * ring.bw_inter, profile.net_bw), ring.bw_inter, "balanced")
         else:
-            tree = Graph(ring.channels, ring.bw_intra, ring.bw_inter, profile.tree_pattern)
+            tree = _tree_multi_node(profile, ring)
         nvls = _nvls(profile, ppn, inter=True, nics=nics)
         collnet = Graph(min(ppn, nics, 8), profile.net_bw, profile.net_bw, "collnet")
     return {"ring": ring, "tree": tree, "nvls": nvls, "collnet": collnet}
