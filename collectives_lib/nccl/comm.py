@@ -59,7 +59,7 @@ def comm_for(topology: Topology, axes=None, *, dtype: str = "float32", nvls: boo
     return make_comm(s, nodes=nodes, ppn=ppn, collnet=collnet, nvls=nvls, dtype=dtype,
                      algorithms=algos, protocols=protos, nics=nics, profile=profile, scale=scale,
                      oversubscription=over, nodes_per_su=getattr(base, "nodes_per_su", 0),
-                     latency_inter=plugin * 1e6)
+                     latency_inter=plugin * 1e6, fabric=getattr(base, "fabric", "infiniband"))
 
 
 def machine(topology: Topology, system: hw.GpuSystem, ppn: int, *,

@@ -29,7 +29,7 @@ from ..topology import Topology
 from ..units import element_size
 from .comm import comm_for, predictions, send_same_node, send_share
 from . import symmetric as symk
-from .measured import fill, measured_time, parse_launch
+from .measured import fill, measured_time, net_latency, parse_launch
 from .tuner import FUNCTIONS, call_channels
 
 _WHY_AUTO = "NCCL's tuner picks it: the least predicted time over its algorithms and protocols"
@@ -117,7 +117,7 @@ def estimate(collective, topology: Topology, sizes, algorithm: str = "auto", *, 
             (Alternative(to_registry.get(p.algorithm, p.algorithm.lower()), measured_time(p, comm, how),
                          p.protocol if tuned else None, p.time) for p in preds if p is not best),
             key=lambda a: a.tuner_time))
-        lat = min(best.latency, time)
+        lat = min(best.latency + net_latency(comm), time)
         why = (_WHY_AUTO if wanted == "auto" else "as requested; NCCL's best protocol for it") if tuned else _WHY_P2P
         why += notes
         plain, apart = kinds[in_network(best.algorithm)]

@@ -57,7 +57,7 @@ from .tuner import Comm, Prediction, bandwidth, function, nvls_channel_bandwidth
 #: Per-chunk pipeline latency (s) by NCCL algorithm, fitted to the runs fits.csv names.
 #: A ring's chunks cross NVLink within a node and the network between nodes, whose per-step
 #: latency is several times NVLink's (the tuner's hwLat): RING_NET is a ring across nodes.
-PIPELINE_LATENCY = {"RING": 2e-6, "RING_NET": 0.25e-6, "TREE": 8e-6, "NVLS": 2e-6, "NVLS_TREE": 20e-6,
+PIPELINE_LATENCY = {"RING": 2e-6, "RING_NET": 0.25e-6, "TREE": 3e-6, "NVLS": 2e-6, "NVLS_TREE": 16e-6,
                     "COLLNET_DIRECT": 0.25e-6, "COLLNET_CHAIN": 0.25e-6, "PAT": 0.0, "P2P": 4e-6}
 #: One kernel launch from a process driving several GPUs (s): fitted (fits.csv).
 LAUNCH = 5.2e-6
@@ -70,6 +70,17 @@ LAUNCH_GRAPH = 4.2e-6
 #: "Not set"); Google's gIB plugin (RoCE on GKE and GCE A3 Ultra and A4) is not public, so
 #: its figure is fitted (fits.csv).
 PLUGIN_LATENCY = {"gib": 14e-6}
+#: What one call across nodes over NCCL's own network transport (IB verbs: InfiniBand or
+#: RoCE) takes beyond the tuner's latencies (s), once per call: fitted (fits.csv) on the
+#: fit set's InfiniBand runs with sizes below 1 MiB (2 and 4 nodes of H100, 2 of A100),
+#: whose floors are 30-40 us where the tuner's are 25-35. Not derived: the tuner's
+#: latencies are the figures NCCL compares algorithms by (a base per algorithm and
+#: protocol, a few microseconds a network step), and they stay as they are, so what
+#: NCCL picks does not change; the measured time carries the rest. Not added over a
+#: network plugin that reports its own latency (gIB: :data:`PLUGIN_LATENCY`).
+NET_LATENCY = 8e-6
+#: The fabrics whose traffic NCCL's own IB verbs transport carries.
+NCCL_NET_FABRICS = ("infiniband", "roce")
 #: The share of the NVLS bandwidth one NVLink domain reaches that NVLS_TREE keeps when it
 #: joins domains that span several hosts (MNNVL: racks of GB200/GB300 trays, each rack one
 #: NCCL node) over the network: fitted (fits.csv), not derived. NCCL's source gives no such
@@ -231,14 +242,21 @@ def fill(algorithm: str, t_bw: float, comm: Comm, protocol: str | None = "SIMPLE
     return 2 * math.sqrt(latency * t_bw)
 
 
+def net_latency(comm: Comm) -> float:
+    """The time (s) a call takes beyond the tuner's latencies for crossing the network:
+    :data:`NET_LATENCY` on several nodes over NCCL's own transport, else 0."""
+    return NET_LATENCY if comm.nodes > 1 and comm.fabric in NCCL_NET_FABRICS else 0.0
+
+
 def device_time(p: Prediction, comm: Comm) -> float:
-    """What the GPUs take for NCCL's prediction ``p``: its latency, its bytes at the
-    bandwidth runs reach, and the pipeline fill."""
+    """What the GPUs take for NCCL's prediction ``p``: its latency (and
+    :func:`net_latency` across nodes), its bytes at the bandwidth runs reach, and
+    the pipeline fill."""
     if p.time <= 0:
         return p.time
     bw = _bandwidth(p, comm)
     t_bw = p.nbytes / bw if bw > 0 else max(p.time - p.latency, 0.0)
-    lat = min(p.latency, p.time)
+    lat = min(p.latency, p.time) + net_latency(comm)
     return lat + t_bw + fill(p.algorithm, t_bw, comm, p.protocol)
 
 

@@ -106,6 +106,7 @@ class Comm:
     nodes_per_su: int = 0              # nodes under one leaf per rail (0: all of them)
     latency_inter: float = 0.0         # us: the network plugin's reported latency (graph->latencyInter)
     hosts: int = 1                     # hosts (compute trays) one node's NVLink domain joins: >1 is MNNVL
+    fabric: str = "infiniband"         # the scale-out fabric: "infiniband", "roce" or "gib"
 
     @staticmethod
     def for_system(system: str, *, nodes: int, ppn: int | None = None, collnet: bool = False,
@@ -151,7 +152,7 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
               nvls: bool | None = None, dtype: str = "float32", algorithms=T.ALGORITHMS,
               protocols=T.PROTOCOLS, nics: int | None = None, profile: hw.NcclProfile | None = None,
               scale: Scale = Scale(), oversubscription: float = 1.0, nodes_per_su: int = 0,
-              latency_inter: float = 0.0) -> Comm:
+              latency_inter: float = 0.0, fabric: str = "infiniband") -> Comm:
     """The one way a :class:`Comm` is made: the channel search for ``nodes`` x ``ppn``
     GPUs of ``system`` with ``nics`` NICs per node (default one per GPU) as NCCL's
     topology code sees them (``profile``: the system's, or one with the machine's own
@@ -159,7 +160,9 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
     the launched channel count; then every search bandwidth times ``scale`` (link
     figures overridden from the preset's). ``latency_inter`` (us) is the latency the
     network plugin reports (``ncclNetProperties_t.latency``; NCCL's own IB transport
-    reports 0), which the tuner adds to every network step."""
+    reports 0), which the tuner adds to every network step; ``fabric`` is the scale-out
+    fabric's kind, which the tuner does not see (the measured time does:
+    :data:`collectives_lib.nccl.measured.NET_LATENCY`)."""
     profile = system.nccl if profile is None else profile
     if profile is None:
         raise CollectivesError(f"{system.name} has no NCCL profile in this library")
@@ -178,7 +181,7 @@ def make_comm(system: hw.GpuSystem, *, nodes: int, ppn: int, collnet: bool = Fal
     return Comm(nodes, ppn, profile, scaled, system.nvls if nvls is None else bool(nvls), collnet,
                 launched_channels(graphs, nodes=nodes, sm=profile.sm), dtype, tuple(algorithms),
                 tuple(protocols), nics, scale, graphs, float(oversubscription), int(nodes_per_su),
-                float(latency_inter) if nodes > 1 else 0.0, domain_hosts(system, ppn))
+                float(latency_inter) if nodes > 1 else 0.0, domain_hosts(system, ppn), str(fabric))
 
 
 def domain_hosts(system: hw.GpuSystem, ppn: int) -> int:

@@ -320,7 +320,7 @@ def _access(name: str):
             measured.PLUGIN_LATENCY[key] = v
         return (lambda: measured.PLUGIN_LATENCY[key], put_plugin)
     module, attr = {"LAUNCH": (measured, "LAUNCH"), "LAUNCH_GRAPH": (measured, "LAUNCH_GRAPH"),
-                    "NVLS_TREE_MNNVL": (measured, "NVLS_TREE_MNNVL"),
+                    "NVLS_TREE_MNNVL": (measured, "NVLS_TREE_MNNVL"), "NET_LATENCY": (measured, "NET_LATENCY"),
                     "p2p.BASE": (p2p, "BASE"), "p2p.PER_PEER": (p2p, "PER_PEER"),
                     "p2p.NVLINK_EFFICIENCY": (p2p, "NVLINK_EFFICIENCY")}.get(name, (None, None))
     if module is None:
