@@ -166,6 +166,28 @@ def test_one_process_driving_several_gpus_has_a_floor():
         cl.estimate("all_reduce", node, KiB, model="ideal", launch="gpus-per-process=4")
 
 
+def test_a_call_across_nodes_over_nccls_own_transport_pays_its_network_latency():
+    """NET_LATENCY: once per call across nodes over InfiniBand or RoCE, in the time
+    nccl-tests would measure and in the answer's latency part; never on one node, nor
+    over gIB (whose plugin reports its own latency to the tuner); NCCL's pick and the
+    tuner's own time do not move."""
+    def at(spec, size=KiB, net=None):
+        topo = parse_topology(spec)
+        if net is None:
+            return cl.estimate("all_reduce", topo, size)
+        with cl.nccl.validation.constants({"NET_LATENCY": net}):
+            return cl.estimate("all_reduce", topo, size)
+    for spec in ("dgx-h100:2", "dgx-a100:2:nics=16x100:fabric=roce", "dgx-h100:8"):
+        with_, without = at(spec), at(spec, net=0.0)
+        assert with_.time - without.time == pytest.approx(measured.NET_LATENCY)
+        assert with_.latency_time - without.latency_time == pytest.approx(measured.NET_LATENCY)
+        assert (with_.nccl_algorithm, with_.protocol, with_.tuner_time) == \
+               (without.nccl_algorithm, without.protocol, without.tuner_time)
+    for spec in ("dgx-h100:1", "dgx-b200:2:fabric=gib"):
+        assert at(spec).time == at(spec, net=0.0).time
+    assert 0 < measured.NET_LATENCY < 20e-6
+
+
 def test_registered_buffers_run_nccls_symmetric_kernels():
     """On one NVLink domain: NCCL's symmetric kernel and its own model (sym_kernels.cc:
     RSxLDMC_AGxSTMC moves nBytes/N + nBytes at up to 480 GB/s on Hopper after 7.8 us)."""
