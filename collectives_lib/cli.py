@@ -421,7 +421,7 @@ def _diagnose_parser(sub) -> None:
     p.add_argument(
         "--topology", "-t",
         help="the machine, when the output does not say it or says it wrong: a GPU "
-             "preset, as NCCL's model needs one (dgx-a100:M, dgx-h100:M, dgx-h200:M, "
+             "preset, as NCCL's model needs one (dgx-a100:M, dgx-a800:M, dgx-h100:M, dgx-h200:M, "
              "dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, gb300-tray:M, "
              "gb200-nvl72:M, gb300-nvl72:M, h100-cluster:M, gb200-cluster:M; M nodes, "
              "trays or racks; :gpus=G, :trays=T, :nics=NxR or NxPxR, :fabric=ib|roce|gib as in "

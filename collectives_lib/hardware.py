@@ -334,12 +334,16 @@ _PCIE6 = _f(96.0, "GB/s", "nccl-topo", "PCIe Gen6 x16: 16 x 480 / 80 (kvDictPciG
             "host interface of ConnectX-8")
 _NIC_800G = _f(100.0, "GB/s", "nccl-topo", "800 Gb/s (ConnectX-8): 800000 Mb/s / 8000")
 _H800_LINKS = 8
+_A800_LINKS = 8
 
 NCCL_PROFILES: dict[str, NcclProfile] = {
     "ampere": NcclProfile(80, 12, _SM80_LINK, _NIC_200G, _PCIE4, "amd", "balanced"),
     "hopper": NcclProfile(90, 18, _SM90_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
     "blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
     "grace-blackwell": NcclProfile(100, 18, _SM100_LINK, _NIC_400G, _PCIE5, "arm", "tree"),
+    # A800: Ampere with 8 NVLinks per GPU (NCCL counts 8 x 20 = 160 GB/s); the host CPU of A800
+    # boards varies (DGX A100's profile is AMD's), so the A100's is kept
+    "ampere-a800": NcclProfile(80, _A800_LINKS, _SM80_LINK, _NIC_200G, _PCIE4, "amd", "balanced"),
     # H800: Hopper with 8 NVLinks per GPU (NCCL counts 8 x 20.6 = 164.8 GB/s)
     "hopper-h800": NcclProfile(90, _H800_LINKS, _SM90_LINK, _NIC_400G, _PCIE5, "intel", "tree"),
     # Blackwell Ultra (SM103) with ConnectX-8 on PCIe Gen6: 800G NICs at 96 GB/s
@@ -463,6 +467,27 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
         notes="one compute tray of an NVL72 rack (2 Grace CPUs, 4 GPUs) used on its own: "
               "4 GPUs joined by the rack's NVLink switches; trays of one rack are joined "
               "over NVLink too, which this preset leaves out (use gb200-nvl72)",
+    ),
+    "dgx-a800": GpuSystem(
+        name="dgx-a800", gpu="A800 SXM4", gpus_per_node=8,
+        nvlink_bandwidth=_f(200e9, "B/s", "nv-a800",
+                            "NVLink 3 limited to 400 GB/s bidirectional per GPU (8 links of 25 GB/s "
+                            "each way)"),
+        nvlink_latency=_NVLINK_STEP,
+        nic_bandwidth=_f(25e9, "B/s", "nv-dgx-a100",
+                         "one 200 Gb/s NIC per GPU, as DGX A100 (an assumption: A800 systems are "
+                         "HGX A100 boards with the A800 part, and their NICs vary: state them with "
+                         "nics=NxR)"),
+        nic_latency=_IB_LINK, rails=8,
+        hbm_bandwidth=_f(2.039e12, "B/s", "nv-a100", "as A100 80GB SXM"),
+        hbm_capacity=_f(80e9, "B", "nv-a100", "as A100 80GB SXM"),
+        peak_flops_bf16=_f(312e12, "FLOP/s", "nv-a100", "dense, as A100"),
+        nvswitch_reduce_flops=None,
+        nvswitch_chips=6,
+        nvls_latency=None,
+        nccl=NCCL_PROFILES["ampere-a800"],
+        notes="an HGX A100 board with A800 GPUs: 8 NVLinks per GPU instead of 12; no published "
+              "run in the book's data (unvalidated)",
     ),
     "dgx-h800": GpuSystem(
         name="dgx-h800", gpu="H800 SXM", gpus_per_node=8,

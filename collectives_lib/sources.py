@@ -122,6 +122,10 @@ SOURCES: dict[str, tuple[str, str]] = {
     "nccl-tests-267": ("NVIDIA/nccl-tests issue 267: all-to-all cannot aggregate several NICs; a "
                        "ConnectX-7 NDR NIC reaches 48-49 GB/s",
                        "https://github.com/NVIDIA/nccl-tests/issues/267"),
+    "nv-a800": ("NVIDIA A800 (the export variant of A100, November 2022): the A100's GA100, memory and "
+                "power, with its NVLink interconnect limited to 400 GB/s (the A100's 600 GB/s), as Reuters "
+                "reported and this news page restates",
+                "https://tweakers.net/nieuws/203182/nvidia-introduceert-a800-gpu-voor-china-die-niet-onder-exportrestricties-vs-valt.html"),
     "nv-h800": ("NVIDIA H800 SXM5 (the export variant of H100): NVLink 400 GB/s bidirectional per GPU "
                 "(8 fourth-generation links instead of 18), otherwise the H100 SXM5 figures; NVIDIA's "
                 "datasheet figures as compared in this technical analysis",

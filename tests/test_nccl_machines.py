@@ -97,11 +97,14 @@ def test_sharp_needs_infiniband():
 
 def test_new_presets_carry_their_figures():
     h800, b300, gb300 = (hw.gpu_system(n) for n in ("dgx-h800", "dgx-b300", "gb300-nvl72"))
+    a800 = hw.gpu_system("dgx-a800")
+    assert a800.nccl.nvlink_bw == pytest.approx(8 * 20.0)           # 8 NVLinks, NCCL's 20 GB/s each
+    assert float(a800.nvlink_bandwidth) == 200e9 and a800.nvls_latency is None
     assert h800.nccl.nvlink_bw == pytest.approx(8 * 20.6)           # 8 NVLinks, NCCL's 20.6 GB/s each
     assert float(h800.nvlink_bandwidth) == 200e9                    # 400 GB/s bidirectional
     assert b300.nccl.net_bw == 96.0 and b300.node_injection == 8 * 100e9   # 800G NICs behind PCIe Gen6
     assert gb300.gpus_per_node == 72 and gb300.tray_gpus == 4
-    for s in (h800, b300, gb300, hw.gpu_system("gb300-tray")):
+    for s in (a800, h800, b300, gb300, hw.gpu_system("gb300-tray")):
         for f in (s.nvlink_bandwidth, s.nic_bandwidth, s.hbm_capacity):
             assert f.source in hw.SOURCES
 
@@ -246,7 +249,7 @@ def test_oversubscription_reaches_all_to_all_and_says_what_it_does_to_rings():
     assert ring[1].time == pytest.approx(ring[0].time) and "leaf uplinks" in ring[1].reason
 
 
-PRESETS = ["dgx-a100", "dgx-h100", "dgx-h200", "dgx-h800", "dgx-b200", "dgx-b300", "gb200-tray",
+PRESETS = ["dgx-a100", "dgx-a800", "dgx-h100", "dgx-h200", "dgx-h800", "dgx-b200", "dgx-b300", "gb200-tray",
            "gb300-tray", "gb200-nvl72", "gb300-nvl72"]
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send",
                "gather"]

@@ -29,7 +29,7 @@ TOPOLOGY_HELP = (
     "network; these need --bandwidth); "
     "tpu-v4:AxBxC, tpu-v5p:AxBxC, tpu-v5e:AxB, tpu-v6e:AxB, tpu-7x:AxBxC (or :pod; SHAPE*K "
     "or pod*K: K slices or pods joined by DCN); "
-    "dgx-a100:M, dgx-h100:M, dgx-h200:M, dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, "
+    "dgx-a100:M, dgx-a800:M, dgx-h100:M, dgx-h200:M, dgx-h800:M, dgx-b200:M, dgx-b300:M, gb200-tray:M, "
     "gb300-tray:M, gb200-nvl72:M, gb300-nvl72:M (M nodes, trays or racks); h100-cluster:M, "
     "gb200-cluster:M (M nodes or racks in pods of 4 Scalable Units under a core level); a GPU "
     "preset takes :KEY=VALUE parameters: gpus=G (G GPUs per node, down to 1; on one node, G of "
