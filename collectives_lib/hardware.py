@@ -16,7 +16,7 @@ Introduced in the chapter *Moving bytes* and used throughout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from .errors import CollectivesError
 from .sources import SOURCES  # noqa: F401  (re-exported: hardware.SOURCES, the sources of the figures)
@@ -468,27 +468,6 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
               "4 GPUs joined by the rack's NVLink switches; trays of one rack are joined "
               "over NVLink too, which this preset leaves out (use gb200-nvl72)",
     ),
-    "dgx-a800": GpuSystem(
-        name="dgx-a800", gpu="A800 SXM4", gpus_per_node=8,
-        nvlink_bandwidth=_f(200e9, "B/s", "nv-a800",
-                            "NVLink 3 limited to 400 GB/s bidirectional per GPU (8 links of 25 GB/s "
-                            "each way)"),
-        nvlink_latency=_NVLINK_STEP,
-        nic_bandwidth=_f(25e9, "B/s", "nv-dgx-a100",
-                         "one 200 Gb/s NIC per GPU, as DGX A100 (an assumption: A800 systems are "
-                         "HGX A100 boards with the A800 part, and their NICs vary: state them with "
-                         "nics=NxR)"),
-        nic_latency=_IB_LINK, rails=8,
-        hbm_bandwidth=_f(2.039e12, "B/s", "nv-a100", "as A100 80GB SXM"),
-        hbm_capacity=_f(80e9, "B", "nv-a100", "as A100 80GB SXM"),
-        peak_flops_bf16=_f(312e12, "FLOP/s", "nv-a100", "dense, as A100"),
-        nvswitch_reduce_flops=None,
-        nvswitch_chips=6,
-        nvls_latency=None,
-        nccl=NCCL_PROFILES["ampere-a800"],
-        notes="an HGX A100 board with A800 GPUs: 8 NVLinks per GPU instead of 12; no published "
-              "run in the book's data (unvalidated)",
-    ),
     "dgx-h800": GpuSystem(
         name="dgx-h800", gpu="H800 SXM", gpus_per_node=8,
         nvlink_bandwidth=_f(200e9, "B/s", "nv-h800",
@@ -566,6 +545,19 @@ GPU_SYSTEMS: dict[str, GpuSystem] = {
               "as 8 x 400 Gb/s: gb300-tray:M:nics=8x400)",
     ),
 }
+
+# An HGX A100 board with the A800 part: the A100's figures, its NVLink and NCCL's profile aside.
+GPU_SYSTEMS["dgx-a800"] = replace(
+    GPU_SYSTEMS["dgx-a100"], name="dgx-a800", gpu="A800 SXM4",
+    nvlink_bandwidth=_f(200e9, "B/s", "nv-a800",
+                        "NVLink 3 limited to 400 GB/s bidirectional per GPU (8 links of 25 GB/s each way)"),
+    nic_bandwidth=_f(25e9, "B/s", "nv-dgx-a100",
+                     "one 200 Gb/s NIC per GPU, as DGX A100 (an assumption: A800 systems are HGX A100 "
+                     "boards with the A800 part, and their NICs vary: state them with nics=NxR)"),
+    nccl=NCCL_PROFILES["ampere-a800"],
+    notes="an HGX A100 board with A800 GPUs: 8 NVLinks per GPU instead of 12; no published run in "
+          "the book's data (unvalidated)",
+)
 
 
 def gpu_system(name: str) -> GpuSystem:
