@@ -57,11 +57,13 @@ class MachineRow:
 
 
 #: GPU models and presets, first match wins. The SXM parts on an NVSwitch baseboard; PCIe
-#: cards, the NVL (PCIe + bridge) parts and the export variants (H800, H20) match no row.
+#: cards, the NVL (PCIe + bridge) parts and the export variants (H800, H20) match no row, nor
+#: the A100-SXM-64GB, made for 4-GPU boards whose GPUs are joined pairwise by NVLink without
+#: an NVSwitch (CINECA's Leonardo: nccl-tests#331).
 MACHINES: tuple[MachineRow, ...] = (
     MachineRow(r"\bH100\b(?!.*\b(?:PCIe|NVL)\b)", "dgx-h100"),
     MachineRow(r"\bH200\b(?!.*\bNVL\b)", "dgx-h200"),
-    MachineRow(r"\bA100[- ]SXM", "dgx-a100"),
+    MachineRow(r"\bA100[- ]SXM(?!.*\b64GB\b)", "dgx-a100"),
     MachineRow(r"(?<!G)\bB200\b", "dgx-b200"),
     MachineRow(r"\bGB200\b", "gb200-tray", domain="gb200-nvl72",
                fabric_note="the book groups an NVL72 rack's 72 NICs into 8 rails, as in 8-GPU "
