@@ -295,6 +295,8 @@ from runs_wave4 import WAVE4   # noqa: E402  (the runs transcribed in wave 4, wi
 RUNS += [dict(r, added="wave4") for r in WAVE4]
 from runs_wave5 import WAVE5   # noqa: E402  (the runs transcribed in wave 5, with every column)
 RUNS += [dict(r, added="wave5") for r in WAVE5]
+from runs_wave7 import WAVE7   # noqa: E402  (the runs transcribed in wave 7, with every column)
+RUNS += [dict(r, added="wave7") for r in WAVE7]
 assert len({r["run_id"] for r in RUNS}) == len(RUNS), "duplicate run_id"
 with open(os.path.join(HERE, "runs.csv"), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=COLS, quoting=csv.QUOTE_MINIMAL)
