@@ -377,6 +377,24 @@ def test_a_pcie_path_on_an_nvlink_node():
     assert d.verdict == "degraded" and d.finding("pcie") is not None, d.findings
 
 
+@pytest.mark.parametrize("name, system", [
+    ("NVIDIA GB300", "gb300-tray"), ("NVIDIA B300 SXM6 AC", "dgx-b300"), ("NVIDIA B200", "dgx-b200"),
+    ("NVIDIA GB200", "gb200-tray"), ("NVIDIA A100-SXM4-80GB", "dgx-a100"), ("NVIDIA A100-SXM-64GB", None),
+    ("NVIDIA H100 NVL", None), ("NVIDIA H100 PCIe", None), ("NVIDIA H800", None), ("NVIDIA GH200 120GB", None)])
+def test_device_names_and_the_presets_they_stand_for(name, system):
+    """The GPU a device line names picks the preset, Blackwell Ultra included; PCIe and NVL
+    cards, export variants, GH200 and the 4-GPU A100-SXM-64GB boards pick none."""
+    from collectives_lib.diagnose.infer import MACHINES
+    row = next((r for r in MACHINES if r.matches(name)), None)
+    assert (row.system if row else None) == system
+
+
+def test_a_gb300_tray_alone_is_read_on_its_preset():
+    d = cl.diagnose(RAW / "gb300x4-tray-allreduce-oci.txt")
+    assert d.machine.matched and d.machine.spec.startswith("gb300-tray:1")
+    assert d.verdict == "healthy", d.findings
+
+
 # ---------------------------------------------------------------------------
 # nccl-tests' formats
 # ---------------------------------------------------------------------------

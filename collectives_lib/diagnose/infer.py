@@ -68,6 +68,10 @@ MACHINES: tuple[MachineRow, ...] = (
     MachineRow(r"\bGB200\b", "gb200-tray", domain="gb200-nvl72",
                fabric_note="the book groups an NVL72 rack's 72 NICs into 8 rails, as in 8-GPU "
                            "nodes: an assumption (hardware.GPU_SYSTEMS['gb200-nvl72'].notes)"),
+    MachineRow(r"(?<!G)\bB300\b", "dgx-b300"),
+    MachineRow(r"\bGB300\b", "gb300-tray", domain="gb300-nvl72",
+               fabric_note="the book groups an NVL72 rack's NICs into 8 rails, as in 8-GPU "
+                           "nodes: an assumption (hardware.GPU_SYSTEMS['gb300-nvl72'].notes)"),
 )
 
 #: What the model assumes about a scale-out fabric where it cannot vouch for the bandwidth.
