@@ -581,9 +581,9 @@ def _alps(nodes, aws, job, ratio, bounds):
         healthy="no" if failed else "unknown",
         note=(f"{ranks} ranks on {nodes} nodes (distinct hostnames counted); busbw/algbw at 4 GiB = {ratio} vs 2(n-1)/n = "
               f"{round(2 * (ranks - 1) / ranks, 4)} ok; 30 rows 8 B..4 GiB; lines prefixed by srun -l rank label. Part of a "
-              "100-table sweep (5 env configs x 2 aws-ofi-nccl versions x 10 node counts) in boeschf/nccl-benchmark-on-alps-2025; "
-              "consider subsampling. Sizes 64 KiB-1 MiB show a dip (busbw ~1-2 GB/s) typical of this setup."),
-        launch="process-per-gpu", nics_per_node="0" if one else "4", nic_gbps="0" if one else "200",
+              "100-table sweep (5 env configs x 2 aws-ofi-nccl versions x 10 node counts) in boeschf/nccl-benchmark-on-alps-2025, "
+              "of which the data keep the default setting's 20 (README, wave 7). Sizes 64 KiB-1 MiB show a dip (busbw ~1-2 GB/s) typical of this setup."),
+        launch="process-per-gpu", nics_per_node="" if one else "4", nic_gbps="" if one else "200",
         fabric="nvlink-only" if one else "slingshot",
         env='NCCL_NET="AWS Libfabric";NCCL_TESTS_DEVICE=0;NCCL_NET_GDR_LEVEL=PHB;NCCL_CROSS_NIC=0', dtype="float",
         gpu_model="GH200",
